@@ -1,0 +1,74 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "FocusGate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "focusgate", targets: ["focusgate"]),
+        .library(name: "FocusGateKafka", targets: ["FocusGateKafka"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+    ],
+    targets: [
+        // MARK: - C
+        .systemLibrary(
+            name: "Crdkafka",
+            pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]
+        ),
+
+        // MARK: - Modules
+        .target(
+            name: "FocusGateKafka",
+            dependencies: [
+                "Crdkafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
+            name: "FocusGate",
+            dependencies: ["FocusGateKafka"],
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(
+            name: "focusgate",
+            dependencies: [
+                "FocusGate",
+                "FocusGateKafka",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // MARK: - Benchmarks
+        .executableTarget(
+            name: "KafkaPipeBenchmark",
+            dependencies: ["FocusGateKafka", "Crdkafka"],
+            path: "Benchmarks/KafkaPipeBenchmark",
+            swiftSettings: strictSwift
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "FocusGateKafkaTests",
+            dependencies: ["FocusGateKafka"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["FocusGateKafka"],
+            swiftSettings: strictSwift
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,69 @@
+internal import Crdkafka
+public import Logging
+
+/// Cluster administration through Kafka's Admin API: creating topics.
+///
+/// The embedded broker (librdkafka's mock cluster) does not implement CreateTopics; it creates
+/// topics through ``EmbeddedKafkaBroker/createTopic(_:)`` instead.
+public final class KafkaAdmin {
+    private let client: RDKafkaHandle
+
+    /// Creates an admin client.
+    ///
+    /// - Parameter properties: librdkafka properties, at least `bootstrap.servers`; TLS/SASL settings pass through.
+    public init(properties: [String: String], logger: Logger) throws(KafkaError) {
+        self.client = try RDKafkaHandle(
+            type: RD_KAFKA_PRODUCER,
+            properties: properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            callbacks: RDKafkaCallbacks(logger: logger)
+        )
+    }
+
+    /// Creates the topics that do not exist yet; a topic that already exists is not an error.
+    ///
+    /// - Throws: ``KafkaError`` for the request, or the first topic the cluster refused.
+    public func createTopics(_ topics: [KafkaTopicSpecification], timeout: Duration) throws(KafkaError) {
+        guard !topics.isEmpty else { return }
+        let rk = self.client.pointer
+        var errorText = [CChar](repeating: 0, count: 512)
+        var newTopics: [OpaquePointer?] = []
+        defer { newTopics.forEach { rd_kafka_NewTopic_destroy($0) } }
+        for topic in topics {
+            guard let newTopic = rd_kafka_NewTopic_new(topic.name, Int32(topic.partitions), Int32(topic.replicationFactor), &errorText, errorText.count) else {
+                throw KafkaError(code: .invalidArgument, message: "topic \(topic.name): \(String(cErrorBuffer: errorText))")
+            }
+            newTopics.append(newTopic)
+            for (name, value) in topic.config.sorted(by: { $0.key < $1.key }) {
+                try KafkaError.check(rd_kafka_NewTopic_set_config(newTopic, name, value), "topic \(topic.name) config \(name)")
+            }
+        }
+        let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        try KafkaError.check(
+            rd_kafka_AdminOptions_set_request_timeout(options, timeout.timeoutMilliseconds, &errorText, errorText.count),
+            "admin request timeout"
+        )
+        let queue = rd_kafka_queue_new(rk)
+        defer { rd_kafka_queue_destroy(queue) }
+        newTopics.withUnsafeMutableBufferPointer { buffer in
+            rd_kafka_CreateTopics(rk, buffer.baseAddress, buffer.count, options, queue)
+        }
+        guard let event = rd_kafka_queue_poll(queue, timeout.timeoutMilliseconds + 1000) else {
+            throw KafkaError(code: .timedOut, message: "create topics: no answer within \(timeout)", isRetriable: true)
+        }
+        defer { rd_kafka_event_destroy(event) }
+        try KafkaError.check(rd_kafka_event_error(event), "create topics")
+        guard let result = rd_kafka_event_CreateTopics_result(event) else { return }
+        var count = 0
+        guard let results = rd_kafka_CreateTopics_result_topics(result, &count) else { return }
+        for index in 0..<count {
+            let topicResult = results[index]
+            let err = rd_kafka_topic_result_error(topicResult)
+            if err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS {
+                let name = String(cString: rd_kafka_topic_result_name(topicResult))
+                let detail = rd_kafka_topic_result_error_string(topicResult).map { String(cString: $0) } ?? ""
+                throw KafkaError(err, context: "create topic \(name) \(detail)")
+            }
+        }
+    }
+}

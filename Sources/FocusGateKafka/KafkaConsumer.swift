@@ -1,0 +1,233 @@
+internal import Crdkafka
+public import Logging
+
+/// A Kafka consumer: group subscription with cooperative rebalancing, batch consumption, and
+/// offsets managed by the application (see `KafkaConsumer+Offsets.swift`).
+///
+/// Not `Sendable`: one thread creates it, consumes, pauses, resumes, seeks and closes it. The
+/// rebalance hook runs synchronously on that thread inside ``consumeBatch(maxRecords:timeout:_:)``
+/// (or ``close()``), before the assignment changes, so the caller can commit work for partitions
+/// that are leaving and restore state for partitions that are arriving.
+public final class KafkaConsumer {
+    let client: RDKafkaHandle
+    private let queue: OpaquePointer
+    private var buffer: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>
+    private var isClosed = false
+    private let logger: Logger
+
+    /// The configuration the consumer was created with.
+    public let configuration: KafkaConsumerConfiguration
+
+    /// Creates a consumer.
+    ///
+    /// - Parameters:
+    ///   - configuration: Brokers, group, offsets policy, prefetch and pass-through properties.
+    ///   - logger: Receives librdkafka's log lines and rebalance events.
+    ///   - onRebalance: Runs before partitions are assigned or revoked, on the consuming thread.
+    ///   - onStatistics: Called every `statisticsInterval` on the consuming thread.
+    /// - Throws: ``KafkaError`` naming the refused property.
+    public init(
+        configuration: KafkaConsumerConfiguration,
+        logger: Logger,
+        onRebalance: ((KafkaRebalance) -> Void)? = nil,
+        onStatistics: ((KafkaStatistics) -> Void)? = nil
+    ) throws(KafkaError) {
+        let rebalanceLogger = logger
+        let callbacks = RDKafkaCallbacks(
+            logger: logger,
+            rebalance: { rk, err, list in
+                Self.rebalance(rk: rk, err: err, list: list, hook: onRebalance, logger: rebalanceLogger)
+            },
+            statistics: onStatistics
+        )
+        self.client = try RDKafkaHandle(type: RD_KAFKA_CONSUMER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
+        // Route the main queue (errors, statistics, rebalances) to the consumer queue served by consumeBatch.
+        rd_kafka_poll_set_consumer(self.client.pointer)
+        self.queue = rd_kafka_queue_get_consumer(self.client.pointer)
+        self.buffer = .allocate(capacity: 1024)
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    deinit {
+        self.close()
+        rd_kafka_queue_destroy(self.queue)
+        self.buffer.deallocate()
+    }
+
+    // MARK: - Membership
+
+    /// Joins the group and subscribes to `topics`; partitions arrive through rebalances.
+    public func subscribe(_ topics: [String]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) })
+        try KafkaError.check(rd_kafka_subscribe(self.client.pointer, list.pointer), "subscribe \(topics)")
+    }
+
+    /// Consumes exactly these partitions, without group management (e.g. a state-restore consumer).
+    ///
+    /// An offset of `nil` starts from the committed offset, or `auto.offset.reset` without one.
+    public func assign(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(partitions.map { KafkaTopicPartition(topic: $0.topic, partition: $0.partition, offset: $0.offset ?? KafkaOffset.stored) })
+        try KafkaError.check(rd_kafka_assign(self.client.pointer, list.pointer), "assign")
+    }
+
+    /// The partitions currently assigned to this consumer.
+    public func assignment() throws(KafkaError) -> [KafkaTopicPartition] {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        try KafkaError.check(rd_kafka_assignment(self.client.pointer, &list), "assignment")
+        guard let list else { return [] }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        return RDKafkaTopicPartitionList.partitions(of: list).map(\.withoutOffset)
+    }
+
+    /// Leaves the group (running the rebalance hook for the revoked partitions) and stops fetching.
+    /// Idempotent; also done on deinit.
+    public func close() {
+        guard !self.isClosed else { return }
+        self.isClosed = true
+        let err = rd_kafka_consumer_close(self.client.pointer)
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            self.logger.warning("consumer close failed", metadata: ["kafka.error": "\(KafkaError(err, context: "close"))"])
+        }
+    }
+
+    /// The fatal error raised on this consumer, if any; the consumer must then be closed.
+    public var fatalError: KafkaError? {
+        self.client.fatalError
+    }
+
+    /// The group membership to send with a transaction's offsets.
+    public func groupMetadata() throws(KafkaError) -> KafkaConsumerGroupMetadata {
+        guard let pointer = rd_kafka_consumer_group_metadata(self.client.pointer) else {
+            throw KafkaError(code: .state, message: "consumer has no group metadata (no group.id)")
+        }
+        return KafkaConsumerGroupMetadata(pointer: pointer)
+    }
+
+    // MARK: - Consuming
+
+    /// Waits up to `timeout` for up to `maxRecords` records and hands them to `body` as borrowed views.
+    ///
+    /// The call returns early once `maxRecords` records are there. Rebalance hooks and statistics
+    /// callbacks run inside this call. The records are released when `body` returns.
+    ///
+    /// - Returns: What `body` returns.
+    public func consumeBatch<Result, Failure: Error>(
+        maxRecords: Int = 1024,
+        timeout: Duration,
+        _ body: (KafkaRecordBatch) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        precondition(maxRecords > 0, "maxRecords must be positive")
+        if maxRecords > self.buffer.count {
+            self.buffer.deallocate()
+            self.buffer = .allocate(capacity: maxRecords)
+        }
+        let received = rd_kafka_consume_batch_queue(
+            self.queue, Int32(clamping: timeout.wholeMilliseconds), self.buffer.baseAddress, maxRecords
+        )
+        let count = max(Int(received), 0)
+        var errors: [KafkaError] = []
+        var kept = 0
+        for index in 0..<count {
+            let message = self.buffer[index]!
+            let err = message.pointee.err
+            if err == RD_KAFKA_RESP_ERR_NO_ERROR {
+                self.buffer[kept] = message
+                kept += 1
+            } else {
+                errors.append(KafkaError(err, context: Self.describeFailure(message)))
+                rd_kafka_message_destroy(message)
+            }
+        }
+        defer {
+            for index in 0..<kept {
+                rd_kafka_message_destroy(self.buffer[index])
+            }
+        }
+        let batch = KafkaRecordBatch(messages: UnsafeBufferPointer(rebasing: self.buffer[0..<kept]), errors: errors)
+        return try body(batch)
+    }
+
+    // MARK: - Flow control
+
+    /// Stops fetching these partitions until resumed; the position is kept.
+    public func pause(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(partitions)
+        try KafkaError.check(rd_kafka_pause_partitions(self.client.pointer, list.pointer), "pause")
+        if let error = list.firstError(context: "pause") { throw error }
+    }
+
+    /// Resumes fetching paused partitions.
+    public func resume(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(partitions)
+        try KafkaError.check(rd_kafka_resume_partitions(self.client.pointer, list.pointer), "resume")
+        if let error = list.firstError(context: "resume") { throw error }
+    }
+
+    /// Moves the fetch position of assigned partitions to the given offsets (e.g. back to the
+    /// committed offsets after an aborted transaction). Records already fetched are discarded.
+    public func seek(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(partitions)
+        // librdkafka 2.0.2 treats a finite timeout 1000x too short here: wait without a limit.
+        try KafkaError.check(rd_kafka_seek_partitions(self.client.pointer, list.pointer, -1), "seek")
+        if let error = list.firstError(context: "seek") { throw error }
+    }
+
+    // MARK: - Rebalance
+
+    private static func rebalance(
+        rk: OpaquePointer,
+        err: rd_kafka_resp_err_t,
+        list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
+        hook: ((KafkaRebalance) -> Void)?,
+        logger: Logger
+    ) {
+        let partitions = RDKafkaTopicPartitionList.partitions(of: list).map(\.withoutOffset)
+        let cooperative = String(cString: rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE"
+        switch err {
+        case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
+            logger.info("partitions assigned", metadata: ["kafka.partitions": "\(partitions)"])
+            hook?(.assigned(partitions))
+            if cooperative {
+                logIfFailed(rd_kafka_incremental_assign(rk, list), "incremental assign", logger)
+            } else {
+                logIfFailed(rd_kafka_assign(rk, list), "assign", logger)
+            }
+        case RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS:
+            let lost = rd_kafka_assignment_lost(rk) != 0
+            logger.info("partitions revoked", metadata: ["kafka.partitions": "\(partitions)", "kafka.lost": "\(lost)"])
+            hook?(.revoked(partitions, lost: lost))
+            if cooperative {
+                logIfFailed(rd_kafka_incremental_unassign(rk, list), "incremental unassign", logger)
+            } else {
+                logIfFailed(rd_kafka_assign(rk, nil), "unassign", logger)
+            }
+        default:
+            logger.error("rebalance failed", metadata: ["kafka.error": "\(KafkaError(err, context: "rebalance"))"])
+            logIfFailed(rd_kafka_assign(rk, nil), "unassign", logger)
+        }
+    }
+
+    private static func describeFailure(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> String {
+        var context = "consume"
+        if let rkt = message.pointee.rkt {
+            context += " \(String(cString: rd_kafka_topic_name(rkt)))/\(message.pointee.partition)"
+        }
+        if let text = rd_kafka_message_errstr(message) {
+            context += ": \(String(cString: text))"
+        }
+        return context
+    }
+}
+
+private func logIfFailed(_ error: OpaquePointer?, _ what: String, _ logger: Logger) {
+    if let error {
+        logger.error("\(what) failed", metadata: ["kafka.error": "\(KafkaError.consuming(error, context: what))"])
+    }
+}
+
+private func logIfFailed(_ err: rd_kafka_resp_err_t, _ what: String, _ logger: Logger) {
+    if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+        logger.error("\(what) failed", metadata: ["kafka.error": "\(KafkaError(err, context: what))"])
+    }
+}

@@ -1,0 +1,63 @@
+/// Settings of a ``KafkaProducer``.
+///
+/// Typed settings cover what FocusGate relies on; ``properties`` passes any other librdkafka
+/// property through unchanged and wins over a typed setting of the same name.
+public struct KafkaProducerConfiguration: Sendable {
+    /// Comma-separated `host:port` list (`bootstrap.servers`).
+    public var bootstrapServers: String
+    /// The client id reported to brokers (`client.id`). Default: `"focusgate"`.
+    public var clientID: String = "focusgate"
+    /// Idempotent delivery: no duplicates or reordering from retries (`enable.idempotence`). Default: `true`.
+    public var isIdempotent: Bool = true
+    /// Makes the producer transactional (`transactional.id`). Default: `nil`.
+    public var transactionalID: String?
+    /// How long the coordinator waits before aborting an open transaction of a dead producer
+    /// (`transaction.timeout.ms`). Default: `30` seconds.
+    public var transactionTimeout: Duration = .seconds(30)
+    /// How long to wait to fill a batch (`linger.ms`). Default: `5` milliseconds.
+    public var linger: Duration = .milliseconds(5)
+    /// Records the local queue holds before `produce` reports a full queue
+    /// (`queue.buffering.max.messages`). Default: `1_000_000`.
+    public var maxQueuedMessages: Int = 1_000_000
+    /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
+    public var statisticsInterval: Duration?
+    /// Any librdkafka property, passed through (e.g. `security.protocol`, `sasl.mechanisms`). Default: empty.
+    public var properties: [String: String] = [:]
+
+    /// Creates a configuration for the given brokers.
+    public init(bootstrapServers: String) {
+        self.bootstrapServers = bootstrapServers
+    }
+
+    /// The librdkafka properties this configuration stands for.
+    public var rdkafkaProperties: [(String, String)] {
+        var typed: [(String, String)] = [
+            ("bootstrap.servers", self.bootstrapServers),
+            ("client.id", self.clientID),
+            ("enable.idempotence", self.isIdempotent || self.transactionalID != nil ? "true" : "false"),
+            ("linger.ms", String(self.linger.wholeMilliseconds)),
+            ("queue.buffering.max.messages", String(self.maxQueuedMessages)),
+        ]
+        if let transactionalID = self.transactionalID {
+            typed.append(("transactional.id", transactionalID))
+            typed.append(("transaction.timeout.ms", String(self.transactionTimeout.wholeMilliseconds)))
+        }
+        if let interval = self.statisticsInterval {
+            typed.append(("statistics.interval.ms", String(interval.wholeMilliseconds)))
+        }
+        return mergedProperties(typed: typed, passThrough: self.properties)
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, as librdkafka's `*.ms` settings and timeouts take it.
+    var wholeMilliseconds: Int {
+        let (seconds, attoseconds) = self.components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// The duration as a librdkafka timeout argument, clamped to `Int32`.
+    var timeoutMilliseconds: Int32 {
+        Int32(clamping: self.wholeMilliseconds)
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// librdkafka's statistics, emitted every `statistics.interval.ms`.
+///
+/// The full JSON document is kept in ``json``; the figures FocusGate's metrics need are decoded
+/// on demand. The document's layout is described in librdkafka's STATISTICS.md.
+public struct KafkaStatistics: Sendable {
+    /// The raw statistics JSON document.
+    public let json: String
+
+    /// Creates statistics from librdkafka's JSON document.
+    public init(json: String) {
+        self.json = json
+    }
+
+    /// One partition's figures. Offsets are `nil` where librdkafka reports them as unknown (-1001).
+    public struct Partition: Sendable, Hashable {
+        public var topic: String
+        public var partition: Int32
+        /// Messages between the consumer's position and the high watermark (`consumer_lag`).
+        public var consumerLag: Int64?
+        /// The partition's high watermark as last seen (`hi_offset`).
+        public var highWatermark: Int64?
+        /// The last committed offset (`committed_offset`).
+        public var committedOffset: Int64?
+    }
+
+    /// The client's name (`name`).
+    public var clientName: String? { self.decoded?.name }
+
+    /// Messages waiting in the producer queue (`msg_cnt`).
+    public var queuedMessages: Int64? { self.decoded?.msg_cnt }
+
+    /// Per partition figures; the internal `-1` (unassigned) partition is left out.
+    public var partitions: [Partition] {
+        guard let topics = self.decoded?.topics else { return [] }
+        var result: [Partition] = []
+        for (topic, entry) in topics.sorted(by: { $0.key < $1.key }) {
+            for (_, partition) in entry.partitions where partition.partition >= 0 {
+                result.append(
+                    Partition(
+                        topic: topic,
+                        partition: partition.partition,
+                        consumerLag: partition.consumer_lag.flatMap { $0 >= 0 ? $0 : nil },
+                        highWatermark: partition.hi_offset.flatMap { $0 >= 0 ? $0 : nil },
+                        committedOffset: partition.committed_offset.flatMap { $0 >= 0 ? $0 : nil }
+                    )
+                )
+            }
+        }
+        return result.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
+    }
+
+    // MARK: - Decoding
+
+    private struct Document: Decodable {
+        var name: String?
+        var msg_cnt: Int64?
+        var topics: [String: Topic]?
+    }
+
+    private struct Topic: Decodable {
+        var partitions: [String: PartitionEntry]
+    }
+
+    private struct PartitionEntry: Decodable {
+        var partition: Int32
+        var consumer_lag: Int64?
+        var hi_offset: Int64?
+        var committed_offset: Int64?
+    }
+
+    private var decoded: Document? {
+        try? JSONDecoder().decode(Document.self, from: Data(self.json.utf8))
+    }
+}

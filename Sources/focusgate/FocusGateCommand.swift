@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct FocusGateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "focusgate",
+        abstract: "Kafka notification gateway enforcing Focus filters on the server.",
+        subcommands: [BrokerCommand.self]
+    )
+}
