@@ -6,7 +6,13 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Comma-separated `host:port` list (`bootstrap.servers`).
     public var bootstrapServers: String
     /// The consumer group (`group.id`); `nil` for a consumer that only uses manual assignment.
+    ///
+    /// librdkafka's consumer API needs a `group.id` even then: a consumer without a group gets
+    /// ``manualAssignmentGroupID``, never joins it, and should not commit.
     public var groupID: String?
+
+    /// The `group.id` given to a consumer configured without a group.
+    public static let manualAssignmentGroupID = "focusgate.manual-assignment"
     /// The client id reported to brokers (`client.id`). Default: `"focusgate"`.
     public var clientID: String = "focusgate"
     /// Where to start when the group has no committed offset (`auto.offset.reset`). Default: `.earliest`.
@@ -46,9 +52,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             ("queued.min.messages", String(self.prefetch.minMessages)),
             ("queued.max.messages.kbytes", String(self.prefetch.maxKilobytes)),
         ]
-        if let groupID = self.groupID {
-            typed.append(("group.id", groupID))
-        }
+        typed.append(("group.id", self.groupID ?? Self.manualAssignmentGroupID))
         if let interval = self.statisticsInterval {
             typed.append(("statistics.interval.ms", String(interval.wholeMilliseconds)))
         }

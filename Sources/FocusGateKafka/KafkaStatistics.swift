@@ -17,8 +17,11 @@ public struct KafkaStatistics: Sendable {
     public struct Partition: Sendable, Hashable {
         public var topic: String
         public var partition: Int32
-        /// Messages between the consumer's position and the high watermark (`consumer_lag`).
+        /// Records between the group's committed offset and the high watermark (`consumer_lag`):
+        /// what is not yet durably processed.
         public var consumerLag: Int64?
+        /// The offset after the last record handed to the application (`app_offset`).
+        public var applicationOffset: Int64?
         /// The partition's high watermark as last seen (`hi_offset`).
         public var highWatermark: Int64?
         /// The last committed offset (`committed_offset`).
@@ -42,6 +45,7 @@ public struct KafkaStatistics: Sendable {
                         topic: topic,
                         partition: partition.partition,
                         consumerLag: partition.consumer_lag.flatMap { $0 >= 0 ? $0 : nil },
+                        applicationOffset: partition.app_offset.flatMap { $0 >= 0 ? $0 : nil },
                         highWatermark: partition.hi_offset.flatMap { $0 >= 0 ? $0 : nil },
                         committedOffset: partition.committed_offset.flatMap { $0 >= 0 ? $0 : nil }
                     )
@@ -66,6 +70,7 @@ public struct KafkaStatistics: Sendable {
     private struct PartitionEntry: Decodable {
         var partition: Int32
         var consumer_lag: Int64?
+        var app_offset: Int64?
         var hi_offset: Int64?
         var committed_offset: Int64?
     }

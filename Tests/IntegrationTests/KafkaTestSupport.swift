@@ -1,0 +1,107 @@
+import FocusGateKafka
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+/// Shared helpers for tests that talk to the embedded broker over TCP.
+enum KafkaTestSupport {
+    static let logger: Logger = {
+        var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return logger
+    }()
+
+    /// A new single-use topic name.
+    static func uniqueTopic(_ prefix: String = "test") -> String {
+        "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    /// Consumer settings tuned for tests: fast group membership.
+    static func consumerConfiguration(_ broker: EmbeddedKafkaBroker, group: String?) -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: group)
+        configuration.sessionTimeout = .seconds(6)
+        configuration.properties["heartbeat.interval.ms"] = "500"
+        configuration.properties["topic.metadata.refresh.interval.ms"] = "1000"
+        return configuration
+    }
+
+    /// Produces `records` (key, value) and waits for every delivery report; returns the reports in order.
+    static func produce(
+        _ broker: EmbeddedKafkaBroker,
+        topic: String,
+        records: [(key: String?, value: String?)],
+        partition: Int32? = nil,
+        headers: [KafkaHeader] = []
+    ) throws -> [DeliveryOutcome] {
+        let reports = DeliveryLog()
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers),
+            logger: self.logger,
+            onDeliveryReport: reports.record
+        )
+        for (index, record) in records.enumerated() {
+            try producer.produce(
+                topic: topic, partition: partition,
+                key: record.key.map { Array($0.utf8) }, value: record.value.map { Array($0.utf8) },
+                headers: headers, deliveryID: UInt64(index + 1)
+            )
+        }
+        try producer.flush(timeout: .seconds(20))
+        return reports.outcomes.sorted { $0.deliveryID < $1.deliveryID }
+    }
+
+    /// Consumes until `count` records arrived or `timeout` passed; returns owned copies.
+    static func consume(_ consumer: KafkaConsumer, count: Int, timeout: Duration) -> [KafkaMessage] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        var messages: [KafkaMessage] = []
+        while messages.count < count && clock.now < deadline {
+            consumer.consumeBatch(maxRecords: 500, timeout: .milliseconds(100)) { batch in
+                messages.append(contentsOf: batch.map { $0.copy() })
+            }
+        }
+        return messages
+    }
+
+    /// A free TCP port on 127.0.0.1, as the kernel hands them out.
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                _ = bind(fd, $0, length)
+                _ = getsockname(fd, $0, &length)
+            }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
+
+/// What a delivery report said, copied out of the callback.
+struct DeliveryOutcome: Sendable, Hashable {
+    var deliveryID: UInt64
+    var topic: String
+    var partition: Int32
+    var offset: Int64?
+    var error: KafkaError?
+}
+
+/// Collects delivery reports; thread-safe so that any polling thread may record.
+final class DeliveryLog: Sendable {
+    private let entries = Mutex<[DeliveryOutcome]>([])
+
+    func record(_ report: KafkaDeliveryReport) {
+        let outcome = DeliveryOutcome(
+            deliveryID: report.deliveryID, topic: report.topic, partition: report.partition,
+            offset: report.offset, error: report.error
+        )
+        self.entries.withLock { $0.append(outcome) }
+    }
+
+    var outcomes: [DeliveryOutcome] { self.entries.withLock { $0 } }
+}
