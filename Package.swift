@@ -65,6 +65,11 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "FocusGateTests",
+            dependencies: ["FocusGate", "FocusGateKafka"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["FocusGateKafka"],
             swiftSettings: strictSwift

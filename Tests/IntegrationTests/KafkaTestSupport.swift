@@ -4,6 +4,11 @@ import Logging
 import Synchronization
 import Testing
 
+/// Every test that talks to an embedded broker, one at a time: they block threads on Kafka calls
+/// and time group rebalances, which parallel runs on two cores would distort.
+@Suite("Embedded broker over TCP", .serialized)
+struct EmbeddedBrokerTests {}
+
 /// Shared helpers for tests that talk to the embedded broker over TCP.
 enum KafkaTestSupport {
     static let logger: Logger = {

@@ -2,7 +2,8 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-@Suite("Produce and consume over TCP", .serialized)
+extension EmbeddedBrokerTests {
+@Suite("Produce and consume")
 struct ProduceConsumeTests {
     @Test("round trip keeps keys, values, headers, partitions and offsets")
     func roundTrip() throws {
@@ -151,4 +152,5 @@ struct ProduceConsumeTests {
         #expect(partition?.committedOffset == 20)
         #expect((partition?.applicationOffset ?? 0) >= 20)
     }
+}
 }

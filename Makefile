@@ -1,0 +1,44 @@
+# FocusGate: every task a person runs is a target here.
+SWIFT ?= swift
+PORT ?= 9092
+PARTITIONS ?= 8
+
+.PHONY: all deps build release run test bench format lint clean
+
+all: build
+
+## deps: install missing system packages (apt-get as root; otherwise prints what to install)
+deps:
+	@scripts/install-deps.sh
+
+## build: debug build of everything
+build: deps
+	$(SWIFT) build
+
+## release: optimized build
+release: deps
+	$(SWIFT) build -c release
+
+## run: serve with the embedded broker (today: the embedded broker with FocusGate's topics)
+run: release
+	.build/release/focusgate broker --port $(PORT) --partitions $(PARTITIONS)
+
+## test: every test (unit and integration against the embedded broker over TCP)
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+## bench: benchmarks, release build; prints rates and ratios
+bench: release
+	$(SWIFT) run -c release KafkaPipeBenchmark
+
+## format: rewrite sources with swift-format (.swift-format)
+format:
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
+
+## lint: check formatting without changing files
+lint:
+	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Package.swift
+
+clean:
+	rm -rf .build

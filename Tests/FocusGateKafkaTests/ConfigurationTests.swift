@@ -1,0 +1,90 @@
+import FocusGateKafka
+import Logging
+import Testing
+
+@Suite("Kafka configuration")
+struct ConfigurationTests {
+    private let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test("a refused property is named in the error", arguments: [
+        ("queued.min.messages", "many"),
+        ("no.such.property", "1"),
+        ("acks", "several"),
+    ])
+    func refusedPropertyIsNamed(property: String, value: String) {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:1")
+        configuration.properties[property] = value
+        let error = #expect(throws: KafkaError.self) {
+            _ = try KafkaProducer(configuration: configuration, logger: self.logger, onDeliveryReport: { _ in })
+        }
+        #expect(error?.property == property)
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.description.contains(property) == true)
+    }
+
+    @Test("pass-through properties win over typed settings and reach librdkafka")
+    func passThroughWins() throws {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:1", groupID: "g")
+        configuration.properties["queued.min.messages"] = "1234"
+        configuration.properties["security.protocol"] = "plaintext"
+        let properties = Dictionary(configuration.rdkafkaProperties, uniquingKeysWith: { _, _ in "duplicate" })
+        #expect(properties["queued.min.messages"] == "1234")
+        #expect(properties["security.protocol"] == "plaintext")
+        #expect(configuration.rdkafkaProperties.filter { $0.0 == "queued.min.messages" }.count == 1)
+        _ = try KafkaConsumer(configuration: configuration, logger: self.logger)
+    }
+
+    @Test("consumer defaults: manual offsets, cooperative rebalancing, throughput prefetch, read_committed")
+    func consumerDefaults() {
+        let configuration = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: "focusgate")
+        let properties = Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)
+        #expect(properties["enable.auto.commit"] == "false")
+        #expect(properties["enable.auto.offset.store"] == "false")
+        #expect(properties["partition.assignment.strategy"] == "cooperative-sticky")
+        #expect(properties["isolation.level"] == "read_committed")
+        #expect(properties["queued.min.messages"] == "10000000")
+        #expect(properties["queued.max.messages.kbytes"] == "2097151")
+        #expect(properties["group.id"] == "focusgate")
+        let manual = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: nil)
+        #expect(Dictionary(uniqueKeysWithValues: manual.rdkafkaProperties)["group.id"] == KafkaConsumerConfiguration.manualAssignmentGroupID)
+    }
+
+    @Test("producer defaults: idempotent; a transactional id implies idempotence and sets the timeout")
+    func producerDefaults() {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        configuration.isIdempotent = false
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.idempotence"] == "false")
+        configuration.transactionalID = "focusgate-0"
+        configuration.transactionTimeout = .seconds(15)
+        let properties = Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)
+        #expect(properties["enable.idempotence"] == "true")
+        #expect(properties["transactional.id"] == "focusgate-0")
+        #expect(properties["transaction.timeout.ms"] == "15000")
+        #expect(Dictionary(uniqueKeysWithValues: KafkaProducerConfiguration(bootstrapServers: "b").rdkafkaProperties)["enable.idempotence"] == "true")
+    }
+
+    @Test("topic specifications: compaction is a topic config")
+    func topicSpecification() {
+        let state = KafkaTopicSpecification.compacted("focusgate.state", partitions: 8, replicationFactor: 3)
+        #expect(state.isCompacted)
+        #expect(state.config == ["cleanup.policy": "compact"])
+        #expect(!KafkaTopicSpecification(name: "notifications", partitions: 8).isCompacted)
+    }
+}
+
+@Suite("Kafka errors")
+struct KafkaErrorTests {
+    @Test("codes carry librdkafka's stable names")
+    func names() {
+        #expect(KafkaError.Code.timedOut.name == "_TIMED_OUT")
+        #expect(KafkaError.Code.producerFenced.name == "PRODUCER_FENCED")
+        #expect(KafkaError.Code.notLeaderForPartition.name == "NOT_LEADER_FOR_PARTITION")
+        #expect(KafkaError.Code(rawValue: 87).name == "INVALID_RECORD")
+    }
+
+    @Test("the description shows code, property and classes")
+    func description() {
+        let error = KafkaError(code: .fenced, message: "gone", isFatal: true, requiresTransactionAbort: true, property: "transactional.id")
+        #expect(error.description == "KafkaError(_FENCED): property transactional.id: gone [fatal,abort-required]")
+    }
+}

@@ -1,0 +1,18 @@
+import FocusGate
+import FocusGateKafka
+import Testing
+
+@Suite("Topic names")
+struct TopicNamesTests {
+    @Test("SPEC defaults; badges and the state changelog are compacted; every topic has the same partition count")
+    func specifications() {
+        let names = TopicNames()
+        let specifications = names.specifications(partitions: 8, replicationFactor: 3)
+        #expect(specifications.map(\.name) == [
+            "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
+            "notifications.dlq", "notifications.badges", "focusgate.state",
+        ])
+        #expect(specifications.filter(\.isCompacted).map(\.name) == ["notifications.badges", "focusgate.state"])
+        #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
+    }
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what FocusGate needs from the system and is not there yet.
+# As root on Debian/Ubuntu it uses apt-get; otherwise it says exactly what to install.
+set -euo pipefail
+
+missing=()
+command -v swift >/dev/null 2>&1 || {
+    echo "error: Swift 6.1 or newer is required (https://www.swift.org/install/linux/)." >&2
+    exit 1
+}
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+pkg-config --exists rdkafka 2>/dev/null || missing+=(librdkafka-dev)
+command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+    echo "error: missing system packages: ${missing[*]}" >&2
+    echo "  Debian/Ubuntu: sudo apt-get install -y ${missing[*]}" >&2
+    echo "  (librdkafka-dev provides librdkafka 2.x headers and pkg-config file 'rdkafka'; kcat is used by the walkthrough)" >&2
+    exit 1
+fi
