@@ -3,10 +3,11 @@ import Logging
 
 /// Owns an `rd_kafka_t` client instance and the Swift callbacks it calls.
 ///
-/// `@unchecked Sendable`: librdkafka's handle is thread-safe for every call this module makes
-/// through it from several threads (produce, poll, flush, metadata, watermarks, fatal-error
-/// queries); calls that must stay on one thread (consume, pause, resume, seek) are made only by
-/// the non-`Sendable` ``KafkaConsumer``. The callbacks object is immutable after creation.
+/// `@unchecked Sendable`: librdkafka's handle is thread-safe for every call made through this
+/// type (poll, metadata, watermarks, fatal-error queries, destroy). Thread-bound calls (consume,
+/// pause, resume, seek) and the callbacks, which run on the polling thread, belong to the
+/// non-`Sendable` ``KafkaConsumer`` and ``KafkaProducer`` that own the handle; the mock cluster
+/// and topic handles only keep it alive.
 final class RDKafkaHandle: @unchecked Sendable {
     let pointer: OpaquePointer
     let callbacks: RDKafkaCallbacks

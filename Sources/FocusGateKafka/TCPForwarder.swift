@@ -125,7 +125,8 @@ private final class ConnectionPair: Sendable {
             guard received > 0 else { break }
             var sent = 0
             while sent < received {
-                let written = write(to, buffer + sent, received - sent)
+                // MSG_NOSIGNAL: a peer that hung up must not raise SIGPIPE and kill the process.
+                let written = send(to, buffer + sent, received - sent, Int32(MSG_NOSIGNAL))
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else { break copying }
                 sent += written

@@ -3,6 +3,10 @@ import FocusGate
 import FocusGateKafka
 public import Logging
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `focusgate broker`: only the embedded broker, with the SPEC topics.
 struct BrokerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,6 +35,7 @@ struct BrokerCommand: AsyncParsableCommand {
         let broker = try EmbeddedKafkaBroker(port: self.port, topics: topics, logger: logger)
         print("embedded broker listening: \(broker.bootstrapServers)")
         print("topics: \(topics.map(\.name).joined(separator: ", ")) (\(self.partitions) partitions each)")
+        fflush(nil)  // flush every output stream: the address must reach a pipe at once
         let signal = await TerminationSignal.wait()
         logger.info("stopping embedded broker", metadata: ["signal": "\(signal)"])
         broker.shutdown()

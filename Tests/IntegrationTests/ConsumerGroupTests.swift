@@ -7,7 +7,7 @@ import Testing
 final class GroupMemberState: Sendable {
     let name: String
     private let stopRequested = Atomic(false)
-    private let state = Mutex<(assignment: Set<KafkaTopicPartition>, events: [KafkaRebalance], values: [String])>(([], [], []))
+    private let state = Mutex<(assignment: Set<KafkaTopicPartition>, events: [KafkaRebalance], values: [String], unannounced: Int)>(([], [], [], 0))
 
     init(name: String) {
         self.name = name
@@ -16,6 +16,8 @@ final class GroupMemberState: Sendable {
     var assignment: Set<KafkaTopicPartition> { self.state.withLock { $0.assignment } }
     var events: [KafkaRebalance] { self.state.withLock { $0.events } }
     var values: [String] { self.state.withLock { $0.values } }
+    /// Records of partitions whose assignment the hook had not seen yet: must stay 0.
+    var unannouncedRecords: Int { self.state.withLock { $0.unannounced } }
 
     func stop() { self.stopRequested.store(true, ordering: .relaxed) }
     var shouldStop: Bool { self.stopRequested.load(ordering: .relaxed) }
@@ -30,8 +32,13 @@ final class GroupMemberState: Sendable {
         }
     }
 
-    func received(_ values: [String]) {
-        self.state.withLock { $0.values.append(contentsOf: values) }
+    func received(_ records: KafkaRecordBatch) {
+        let values = records.map { String(decoding: $0.value!, as: UTF8.self) }
+        let partitions = records.map { KafkaTopicPartition(topic: $0.topic, partition: $0.partition) }
+        self.state.withLock { state in
+            state.values.append(contentsOf: values)
+            state.unannounced += partitions.filter { !state.assignment.contains($0) }.count
+        }
     }
 
     /// Runs a member on its own thread: consume, commit after every batch, and commit the
@@ -59,7 +66,7 @@ final class GroupMemberState: Sendable {
             try consumer.subscribe([topic])
             while !self.shouldStop {
                 let offsets = consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(50)) { batch -> [KafkaTopicPartition] in
-                    self.received(batch.map { String(decoding: $0.value!, as: UTF8.self) })
+                    self.received(batch)
                     var next: [KafkaTopicPartition: Int64] = [:]
                     for record in batch {
                         next[KafkaTopicPartition(topic: record.topic, partition: record.partition)] = record.offset + 1
@@ -130,6 +137,7 @@ struct ConsumerGroupTests {
         let received = a.values + b.values
         let expected = (1...3).flatMap { round in (0..<40).map { "r\(round)-\($0)" } }
         #expect(received.count == expected.count, "no record consumed twice")
+        #expect(a.unannouncedRecords == 0 && b.unannouncedRecords == 0, "the assign hook ran before any record of its partitions")
         #expect(Set(received) == Set(expected), "no record lost")
     }
 
