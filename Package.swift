@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "focusgate", targets: ["focusgate"]),
+        .library(name: "FocusGateCore", targets: ["FocusGateCore"]),
         .library(name: "FocusGateKafka", targets: ["FocusGateKafka"]),
     ],
     dependencies: [
@@ -27,6 +28,10 @@ let package = Package(
 
         // MARK: - Modules
         .target(
+            name: "FocusGateCore",
+            swiftSettings: strictSwift
+        ),
+        .target(
             name: "FocusGateKafka",
             dependencies: [
                 "Crdkafka",
@@ -36,7 +41,7 @@ let package = Package(
         ),
         .target(
             name: "FocusGate",
-            dependencies: ["FocusGateKafka"],
+            dependencies: ["FocusGateCore", "FocusGateKafka"],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -59,6 +64,12 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        .testTarget(
+            name: "FocusGateCoreTests",
+            dependencies: ["FocusGateCore"],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "FocusGateKafkaTests",
             dependencies: ["FocusGateKafka"],
