@@ -1,0 +1,77 @@
+/// The routing fields of one input record (SPEC §2). Everything else in the record (`aps`,
+/// `payload`, …) is passed through untouched as the original bytes, never decoded.
+public struct NotificationEvent: Sendable, Hashable {
+    /// `notification` (default), `read` or `clear`.
+    public var kind: Kind
+    /// Idempotency key within a user.
+    public var id: String
+    /// The user the event is for; equals the Kafka key when the key is present.
+    public var userID: String
+    /// The app's bundle id.
+    public var appID: String
+    /// `filterCriteria`, else `aps["filter-criteria"]`; `nil` when neither is a string.
+    public var filterCriteria: String?
+    /// `interruptionLevel`, else `aps["interruption-level"]`; anything but the four exact values is `.active`.
+    public var interruptionLevel: InterruptionLevel
+    /// `relevanceScore`, else `aps["relevance-score"]`, clamped to 0…1; `nil` when neither is a number.
+    public var relevanceScore: Double?
+    /// For `read`: the notifications marked read.
+    public var notificationIDs: [String]
+
+    /// Creates an event.
+    public init(
+        kind: Kind = .notification,
+        id: String,
+        userID: String,
+        appID: String,
+        filterCriteria: String? = nil,
+        interruptionLevel: InterruptionLevel = .active,
+        relevanceScore: Double? = nil,
+        notificationIDs: [String] = []
+    ) {
+        self.kind = kind
+        self.id = id
+        self.userID = userID
+        self.appID = appID
+        self.filterCriteria = filterCriteria
+        self.interruptionLevel = interruptionLevel
+        self.relevanceScore = relevanceScore
+        self.notificationIDs = notificationIDs
+    }
+
+    /// What the event asks for.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A notification to decide and deliver or silence.
+        case notification
+        /// Marks `notificationIDs` of the app read.
+        case read
+        /// Marks all of the app's notifications read.
+        case clear
+    }
+}
+
+/// Apple's interruption levels (`UNNotificationInterruptionLevel`).
+public struct InterruptionLevel: Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: String
+
+    public static let passive = InterruptionLevel(rawValue: "passive")
+    public static let active = InterruptionLevel(rawValue: "active")
+    public static let timeSensitive = InterruptionLevel(rawValue: "time-sensitive")
+    public static let critical = InterruptionLevel(rawValue: "critical")
+
+    /// The level for a string as Apple reads it: exactly one of the four values, else `active`.
+    public init(parsing text: String) {
+        switch text {
+        case "passive": self = .passive
+        case "time-sensitive": self = .timeSensitive
+        case "critical": self = .critical
+        default: self = .active
+        }
+    }
+
+    private init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { self.rawValue }
+}
