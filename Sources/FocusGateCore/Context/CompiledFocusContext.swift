@@ -1,0 +1,97 @@
+/// The form of a ``FocusContext`` that decisions read: predicates compiled, expiry in
+/// milliseconds, apps in a small array. Kept per cached user, so it is small; predicates and app
+/// ids are shared between users through ``FocusContextCompiler``.
+public struct CompiledFocusContext: Sendable {
+    /// The context's version.
+    public let version: Int64
+    /// The Focus that is on, or `nil`.
+    public let focus: String?
+    /// Unix milliseconds after which the context counts as Focus off; `Int64.max` without expiry.
+    public let expiresAtMilliseconds: Int64
+    /// Time-sensitive notifications break through.
+    public let allowTimeSensitive: Bool
+    /// Badges count nothing.
+    public let hideBadges: Bool
+    /// Apps the context does not list are silenced.
+    public let silencesOtherApps: Bool
+    let apps: ContiguousArray<App>
+
+    struct App: Sendable {
+        let appID: String
+        let predicate: FilterPredicate?
+        let silenced: Bool
+    }
+
+    /// Whether a Focus is on at `nowMilliseconds`: a Focus is set and the context has not expired
+    /// (it expires *after* `expiresAt`: at that very millisecond it still applies).
+    public func isFocusOn(atMilliseconds nowMilliseconds: Int64) -> Bool {
+        self.focus != nil && nowMilliseconds <= self.expiresAtMilliseconds
+    }
+
+    /// The filter the context sets for `appID`: whether it silences the app, and its predicate.
+    func filter(for appID: String) -> (silenced: Bool, predicate: FilterPredicate?) {
+        for app in self.apps where app.appID == appID {
+            return (app.silenced, app.predicate)
+        }
+        return (self.silencesOtherApps, nil)
+    }
+}
+
+/// Compiles contexts, sharing compiled predicates and app-id strings between users: with a
+/// million users most predicates are the same few texts.
+///
+/// Not `Sendable`: one owner (the context cache) uses it. The intern tables grow with the number
+/// of distinct predicate texts and app ids, not with users.
+public struct FocusContextCompiler {
+    private var predicates: [String: FilterPredicate] = [:]
+    private var appIDs: [String: String] = [:]
+    private var focusNames: [String: String] = [:]
+
+    /// Creates a compiler with empty intern tables.
+    public init() {}
+
+    /// Distinct predicate texts compiled so far.
+    public var distinctPredicates: Int { self.predicates.count }
+
+    /// Compiles `context` (which should have passed ``FocusContext/validate()``).
+    ///
+    /// - Throws: ``FocusContextError`` when a predicate does not compile.
+    public mutating func compile(_ context: FocusContext) throws(FocusContextError) -> CompiledFocusContext {
+        var apps = ContiguousArray<CompiledFocusContext.App>()
+        apps.reserveCapacity(context.apps.count)
+        for (appID, filter) in context.apps.sorted(by: { $0.key < $1.key }) {
+            var predicate: FilterPredicate?
+            if let text = filter.filterPredicate {
+                predicate = try self.predicate(text, field: "apps.\(appID).filterPredicate")
+            }
+            apps.append(.init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
+        }
+        let expiry = context.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
+        return CompiledFocusContext(
+            version: context.version,
+            focus: context.focus.map { self.intern($0, in: &self.focusNames) },
+            expiresAtMilliseconds: expiry,
+            allowTimeSensitive: context.allowTimeSensitive,
+            hideBadges: context.hideBadges,
+            silencesOtherApps: context.otherApps == .silence,
+            apps: apps
+        )
+    }
+
+    private mutating func predicate(_ text: String, field: String) throws(FocusContextError) -> FilterPredicate {
+        if let existing = self.predicates[text] { return existing }
+        do {
+            let predicate = try FilterPredicate(text)
+            self.predicates[text] = predicate
+            return predicate
+        } catch {
+            throw FocusContextError(code: "invalid-predicate", field: field, message: "\(error)", predicateError: error)
+        }
+    }
+
+    private func intern(_ value: String, in table: inout [String: String]) -> String {
+        if let existing = table[value] { return existing }
+        table[value] = value
+        return value
+    }
+}

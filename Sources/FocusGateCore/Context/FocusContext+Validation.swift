@@ -1,0 +1,141 @@
+public import Foundation
+
+/// Why a context document is refused; ``field`` names the offending field (`apps.com.x.filterPredicate`).
+public struct FocusContextError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable code: `invalid-json`, `missing-field`, `wrong-type`, `invalid-value`, `invalid-predicate`.
+    public var code: String
+    /// The field concerned, as a dotted path.
+    public var field: String?
+    /// What is wrong.
+    public var message: String
+    /// For `invalid-predicate`: the parser's error, with position and reason.
+    public var predicateError: FilterPredicateError?
+
+    /// Creates an error.
+    public init(code: String, field: String?, message: String, predicateError: FilterPredicateError? = nil) {
+        self.code = code
+        self.field = field
+        self.message = message
+        self.predicateError = predicateError
+    }
+
+    public var description: String {
+        "\(self.code)\(self.field.map { " (\($0))" } ?? ""): \(self.message)"
+    }
+}
+
+extension FocusContext {
+    /// Longest user id and app id, in UTF-8 bytes (as for events).
+    public static let maxIdentifierBytes = 256
+
+    /// Decodes and validates a context document.
+    ///
+    /// - Throws: ``FocusContextError`` naming the field.
+    public static func decode(from data: Data) throws(FocusContextError) -> FocusContext {
+        let context: FocusContext
+        do {
+            context = try self.jsonDecoder.decode(FocusContext.self, from: data)
+        } catch let error as DecodingError {
+            throw Self.describe(error)
+        } catch {
+            throw FocusContextError(code: "invalid-json", field: nil, message: "\(error)")
+        }
+        try context.validate()
+        return context
+    }
+
+    /// The document as JSON, with sorted keys and ISO 8601 dates.
+    public func encoded() -> Data {
+        // Encoding plain values to JSON cannot fail.
+        try! Self.jsonEncoder.encode(self)
+    }
+
+    /// Checks the rules of SPEC §3 that types do not: ids, version, and that every predicate compiles.
+    public func validate() throws(FocusContextError) {
+        try Self.checkIdentifier(self.userID, field: "userId")
+        guard self.version >= 0 else {
+            throw FocusContextError(code: "invalid-value", field: "version", message: "version must not be negative")
+        }
+        if let focus = self.focus, focus.isEmpty {
+            throw FocusContextError(code: "invalid-value", field: "focus", message: "focus is a non-empty name or null")
+        }
+        for (appID, filter) in self.apps.sorted(by: { $0.key < $1.key }) {
+            try Self.checkIdentifier(appID, field: "apps")
+            if let text = filter.filterPredicate {
+                do {
+                    _ = try FilterPredicate(text)
+                } catch {
+                    throw FocusContextError(
+                        code: "invalid-predicate", field: "apps.\(appID).filterPredicate",
+                        message: "\(error)", predicateError: error
+                    )
+                }
+            }
+        }
+    }
+
+    /// Warnings of the context's predicates (e.g. AND/OR mixed without parentheses), by field.
+    public var predicateWarnings: [(field: String, warning: FilterPredicateWarning)] {
+        self.apps.sorted { $0.key < $1.key }.flatMap { appID, filter in
+            ((try? filter.filterPredicate.map { try FilterPredicate($0) }) ?? nil)?.warnings.map { ("apps.\(appID).filterPredicate", $0) } ?? []
+        }
+    }
+
+    private static func checkIdentifier(_ value: String, field: String) throws(FocusContextError) {
+        guard !value.isEmpty else {
+            throw FocusContextError(code: "invalid-value", field: field, message: "\(field) must not be empty")
+        }
+        guard value.utf8.count <= self.maxIdentifierBytes else {
+            throw FocusContextError(code: "invalid-value", field: field, message: "\(field) is longer than \(self.maxIdentifierBytes) bytes")
+        }
+    }
+
+    private static func describe(_ error: DecodingError) -> FocusContextError {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String? {
+            let keys = (codingPath + (last.map { [$0] } ?? [])).map(\.stringValue)
+            return keys.isEmpty ? nil : keys.joined(separator: ".")
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return FocusContextError(code: "missing-field", field: path(context.codingPath, key), message: "\(key.stringValue) is required")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return FocusContextError(code: "wrong-type", field: path(context.codingPath), message: "has the wrong type")
+        case .dataCorrupted(let context):
+            if context.codingPath.isEmpty {
+                return FocusContextError(code: "invalid-json", field: nil, message: "not valid JSON")
+            }
+            return FocusContextError(code: "invalid-value", field: path(context.codingPath), message: context.debugDescription)
+        @unknown default:
+            return FocusContextError(code: "invalid-json", field: nil, message: "not a context document")
+        }
+    }
+
+    private static let jsonDecoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = parseTimestamp(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO 8601 timestamp such as 2026-11-21T18:00:00Z")
+            }
+            return date
+        }
+        return decoder
+    }()
+
+    private static let jsonEncoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+}
+
+/// Parses RFC 3339 timestamps, with or without fractional seconds.
+func parseTimestamp(_ text: String) -> Date? {
+    let plain = ISO8601DateFormatter()
+    if let date = plain.date(from: text) { return date }
+    let fractional = ISO8601DateFormatter()
+    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return fractional.date(from: text)
+}

@@ -1,0 +1,105 @@
+public import Foundation
+
+/// A user's Focus app contexts (SPEC §3): which Focus is on, until when, and each app's filter.
+///
+/// This is the document the store keeps and the API exchanges. ``validate()`` checks it when it
+/// is written; ``CompiledFocusContext`` is the form decisions read.
+public struct FocusContext: Sendable, Hashable, Codable {
+    /// The user (`userId`).
+    public var userID: String
+    /// Strictly increases per user; an older or equal version is never applied over a newer one.
+    public var version: Int64
+    /// The Focus that is on (`Work`, `Sleep`, …); `nil` when no Focus is on.
+    public var focus: String?
+    /// After this instant the context counts as Focus off.
+    public var expiresAt: Date?
+    /// Time-sensitive notifications break through a silencing Focus. Default: `true`.
+    public var allowTimeSensitive: Bool
+    /// Badges count nothing during this Focus. Default: `false`.
+    public var hideBadges: Bool
+    /// What the Focus does to apps not listed in ``apps``. Default: `.deliver`.
+    public var otherApps: OtherApps
+    /// Per app (bundle id): its filter predicate, whether the Focus silences it, and its parameters.
+    public var apps: [String: AppFilter]
+
+    /// Creates a context.
+    public init(
+        userID: String,
+        version: Int64,
+        focus: String? = nil,
+        expiresAt: Date? = nil,
+        allowTimeSensitive: Bool = true,
+        hideBadges: Bool = false,
+        otherApps: OtherApps = .deliver,
+        apps: [String: AppFilter] = [:]
+    ) {
+        self.userID = userID
+        self.version = version
+        self.focus = focus
+        self.expiresAt = expiresAt
+        self.allowTimeSensitive = allowTimeSensitive
+        self.hideBadges = hideBadges
+        self.otherApps = otherApps
+        self.apps = apps
+    }
+
+    /// What a Focus does to an app it does not list.
+    public enum OtherApps: String, Sendable, Hashable, Codable {
+        case deliver
+        case silence
+    }
+
+    /// One app's Focus filter.
+    public struct AppFilter: Sendable, Hashable, Codable {
+        /// The app's `notificationFilterPredicate`; `nil`: no filtering.
+        public var filterPredicate: String?
+        /// The Focus silences the app. Default: `false`.
+        public var silenced: Bool
+        /// The app's Focus filter parameters, stored and echoed, never interpreted.
+        public var parameters: JSONValue?
+
+        /// Creates an app filter.
+        public init(filterPredicate: String? = nil, silenced: Bool = false, parameters: JSONValue? = nil) {
+            self.filterPredicate = filterPredicate
+            self.silenced = silenced
+            self.parameters = parameters
+        }
+
+        private enum CodingKeys: String, CodingKey { case filterPredicate, silenced, parameters }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.filterPredicate = try container.decodeIfPresent(String.self, forKey: .filterPredicate)
+            self.silenced = try container.decodeIfPresent(Bool.self, forKey: .silenced) ?? false
+            self.parameters = try container.decodeIfPresent(JSONValue.self, forKey: .parameters)
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.userID = try container.decode(String.self, forKey: .userID)
+        self.version = try container.decode(Int64.self, forKey: .version)
+        self.focus = try container.decodeIfPresent(String.self, forKey: .focus)
+        self.expiresAt = try container.decodeIfPresent(Date.self, forKey: .expiresAt)
+        self.allowTimeSensitive = try container.decodeIfPresent(Bool.self, forKey: .allowTimeSensitive) ?? true
+        self.hideBadges = try container.decodeIfPresent(Bool.self, forKey: .hideBadges) ?? false
+        self.otherApps = try container.decodeIfPresent(OtherApps.self, forKey: .otherApps) ?? .deliver
+        self.apps = try container.decodeIfPresent([String: AppFilter].self, forKey: .apps) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.userID, forKey: .userID)
+        try container.encode(self.version, forKey: .version)
+        try container.encode(self.focus, forKey: .focus)  // explicit null: "no Focus"
+        try container.encodeIfPresent(self.expiresAt, forKey: .expiresAt)
+        try container.encode(self.allowTimeSensitive, forKey: .allowTimeSensitive)
+        try container.encode(self.hideBadges, forKey: .hideBadges)
+        try container.encode(self.otherApps, forKey: .otherApps)
+        try container.encode(self.apps, forKey: .apps)
+    }
+}
