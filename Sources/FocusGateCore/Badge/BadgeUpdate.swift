@@ -1,0 +1,52 @@
+/// A badge change for one (user, app), published to `notifications.badges` (key `userId/appId`).
+public struct BadgeUpdate: Sendable, Hashable {
+    public var userID: String
+    public var appID: String
+    /// Unread notifications that count in the current Focus.
+    public var badge: Int
+    /// All unread notifications, whatever the Focus.
+    public var unread: Int
+    /// The Focus that is on, if any.
+    public var focus: String?
+    /// The context version the badge was computed with, if any.
+    public var contextVersion: Int64?
+    /// Increases by one with every update of this (user, app).
+    public var sequence: UInt64
+    /// When the badge changed, Unix milliseconds.
+    public var updatedAtMilliseconds: Int64
+
+    /// Creates an update.
+    public init(
+        userID: String, appID: String, badge: Int, unread: Int, focus: String?, contextVersion: Int64?,
+        sequence: UInt64, updatedAtMilliseconds: Int64
+    ) {
+        self.userID = userID
+        self.appID = appID
+        self.badge = badge
+        self.unread = unread
+        self.focus = focus
+        self.contextVersion = contextVersion
+        self.sequence = sequence
+        self.updatedAtMilliseconds = updatedAtMilliseconds
+    }
+
+    /// The record key: `userId/appId`.
+    public var key: String { "\(self.userID)/\(self.appID)" }
+
+    /// The record value: `{"userId","appId","badge","unread","focus","contextVersion","sequence","updatedAt"}`,
+    /// with `updatedAt` as an RFC 3339 UTC timestamp with milliseconds.
+    public var jsonBytes: [UInt8] {
+        var json = JSONWriter()
+        json.beginObject()
+        json.member("userId", string: self.userID)
+        json.member("appId", string: self.appID)
+        json.member("badge", integer: Int64(self.badge))
+        json.member("unread", integer: Int64(self.unread))
+        json.member("focus", string: self.focus)
+        json.member("contextVersion", integer: self.contextVersion)
+        json.member("sequence", integer: Int64(clamping: self.sequence))
+        json.member("updatedAt", string: Timestamp.rfc3339(milliseconds: self.updatedAtMilliseconds))
+        json.endObject()
+        return json.bytes
+    }
+}
