@@ -48,6 +48,7 @@ let package = Package(
             name: "focusgate",
             dependencies: [
                 "FocusGate",
+                "FocusGateCore",
                 "FocusGateKafka",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

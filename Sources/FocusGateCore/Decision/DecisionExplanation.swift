@@ -1,0 +1,40 @@
+/// A decision with what it was made from, as `focusgate explain` and `POST /v1/explain` report it.
+public struct DecisionExplanation: Sendable, Hashable, Codable {
+    /// `delivered` or `silenced`.
+    public var decision: String
+    /// The reason code.
+    public var reason: String
+    /// The Focus that was on, if any.
+    public var focus: String?
+    /// The context version used, if any.
+    public var contextVersion: Int64?
+    /// Whether the notification, while unread, counts in the app's badge under this context.
+    public var badgeCounted: Bool
+
+    /// Explains the decision for `event` under `context` at `nowMilliseconds`.
+    ///
+    /// - Throws: ``FocusContextError`` when the context's predicates do not compile.
+    public init(event: NotificationEvent, context: FocusContext?, nowMilliseconds: Int64) throws(FocusContextError) {
+        var compiler = FocusContextCompiler()
+        let compiled = try context.map { (context) throws(FocusContextError) in try compiler.compile(context) }
+        let decision = FocusDecider.decide(event, lookup: .available(compiled), nowMilliseconds: nowMilliseconds)
+        self.decision = decision.outcome.rawValue
+        self.reason = decision.reason.rawValue
+        self.focus = decision.focus
+        self.contextVersion = decision.contextVersion
+        self.badgeCounted = FocusDecider.countsInBadge(
+            appID: event.appID, criteria: event.filterCriteria, context: compiled, nowMilliseconds: nowMilliseconds
+        )
+    }
+
+    private enum CodingKeys: String, CodingKey { case decision, reason, focus, contextVersion, badgeCounted }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.decision, forKey: .decision)
+        try container.encode(self.reason, forKey: .reason)
+        try container.encode(self.focus, forKey: .focus)
+        try container.encode(self.contextVersion, forKey: .contextVersion)
+        try container.encode(self.badgeCounted, forKey: .badgeCounted)
+    }
+}

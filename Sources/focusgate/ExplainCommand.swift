@@ -1,0 +1,66 @@
+import ArgumentParser
+import FocusGateCore
+import Foundation
+
+/// `focusgate explain`: the decision for one event under one context, as JSON.
+struct ExplainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "explain",
+        abstract: "Explain the decision for a notification event under a Focus context.",
+        discussion: """
+            Prints {"decision", "reason", "focus", "contextVersion", "badgeCounted"} and exits 0.
+            An unreadable context or event is reported on standard error with exit status 2.
+            """
+    )
+
+    @Option(help: "The user's Focus context document (JSON). Without it the user has no context.")
+    var context: String?
+
+    @Option(help: "The notification event (JSON), as produced to the notifications topic.")
+    var event: String
+
+    @Option(help: "Decide at this instant (RFC 3339), for expiry. Default: now.")
+    var at: String?
+
+    func run() throws {
+        do {
+            let eventBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: self.event)))
+            let event = try EventDecoder().decode(eventBytes)
+            guard event.kind == .notification else {
+                throw ExplainFailure("the event is a \(event.kind.rawValue) event; only notifications are decided")
+            }
+            let context = try self.context.map { try FocusContext.decode(from: Data(contentsOf: URL(fileURLWithPath: $0))) }
+            let explanation = try DecisionExplanation(event: event, context: context, nowMilliseconds: try self.now())
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(explanation), as: UTF8.self))
+        } catch let error as EventDecodingError {
+            printError("event: \(error)")
+            throw ExitCode(2)
+        } catch let error as FocusContextError {
+            printError("context: \(error)")
+            throw ExitCode(2)
+        } catch let error as ExplainFailure {
+            printError(error.message)
+            throw ExitCode(2)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile || error.code == .fileReadUnknown {
+            printError("cannot read: \(error.localizedDescription)")
+            throw ExitCode(2)
+        }
+    }
+
+    private func now() throws -> Int64 {
+        guard let at = self.at else { return Int64(Date().timeIntervalSince1970 * 1000) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = ISO8601DateFormatter().date(from: at) ?? formatter.date(from: at) else {
+            throw ExplainFailure("--at must be an RFC 3339 timestamp such as 2026-11-21T18:00:00Z")
+        }
+        return Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}
+
+private struct ExplainFailure: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
