@@ -30,7 +30,8 @@ test: deps
 
 ## bench: benchmarks, release build; prints rates and ratios
 bench: release
-	$(SWIFT) run -c release KafkaPipeBenchmark
+	.build/release/CoreBenchmark
+	.build/release/KafkaPipeBenchmark
 
 ## format: rewrite sources with swift-format (.swift-format)
 format:

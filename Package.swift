@@ -64,6 +64,13 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        .executableTarget(
+            name: "CoreBenchmark",
+            dependencies: ["FocusGateCore"],
+            path: "Benchmarks/CoreBenchmark",
+            swiftSettings: strictSwift
+        ),
+
         // MARK: - Tests
         .testTarget(
             name: "FocusGateCoreTests",

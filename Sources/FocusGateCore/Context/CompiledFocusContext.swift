@@ -37,15 +37,26 @@ public struct CompiledFocusContext: Sendable {
     }
 }
 
-/// Compiles contexts, sharing compiled predicates and app-id strings between users: with a
-/// million users most predicates are the same few texts.
+/// Compiles contexts, sharing compiled predicates, app ids and whole app lists between users:
+/// with a million users most contexts use the same few filters.
 ///
 /// Not `Sendable`: one owner (the context cache) uses it. The intern tables grow with the number
-/// of distinct predicate texts and app ids, not with users.
+/// of distinct predicates and app lists, not with users.
 public struct FocusContextCompiler {
     private var predicates: [String: FilterPredicate] = [:]
     private var appIDs: [String: String] = [:]
     private var focusNames: [String: String] = [:]
+    /// Identical app lists share one copy-on-write buffer.
+    private var appLists: [AppListKey: ContiguousArray<CompiledFocusContext.App>] = [:]
+
+    private struct AppListKey: Hashable {
+        var entries: [Entry]
+        struct Entry: Hashable {
+            var appID: String
+            var predicate: String?
+            var silenced: Bool
+        }
+    }
 
     /// Creates a compiler with empty intern tables.
     public init() {}
@@ -57,14 +68,22 @@ public struct FocusContextCompiler {
     ///
     /// - Throws: ``FocusContextError`` when a predicate does not compile.
     public mutating func compile(_ context: FocusContext) throws(FocusContextError) -> CompiledFocusContext {
-        var apps = ContiguousArray<CompiledFocusContext.App>()
-        apps.reserveCapacity(context.apps.count)
-        for (appID, filter) in context.apps.sorted(by: { $0.key < $1.key }) {
-            var predicate: FilterPredicate?
-            if let text = filter.filterPredicate {
-                predicate = try self.predicate(text, field: "apps.\(appID).filterPredicate")
+        let sorted = context.apps.sorted(by: { $0.key < $1.key })
+        let key = AppListKey(entries: sorted.map { .init(appID: $0.key, predicate: $0.value.filterPredicate, silenced: $0.value.silenced) })
+        var apps: ContiguousArray<CompiledFocusContext.App>
+        if let shared = self.appLists[key] {
+            apps = shared
+        } else {
+            apps = []
+            apps.reserveCapacity(sorted.count)
+            for (appID, filter) in sorted {
+                var predicate: FilterPredicate?
+                if let text = filter.filterPredicate {
+                    predicate = try self.predicate(text, field: "apps.\(appID).filterPredicate")
+                }
+                apps.append(.init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
             }
-            apps.append(.init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
+            self.appLists[key] = apps
         }
         let expiry = context.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
         return CompiledFocusContext(

@@ -137,19 +137,19 @@ extension EventDecoder {
             }
         }
 
-        private mutating func mark(_ bit: UInt32, _ field: String) throws(EventDecodingError) {
+        private mutating func mark(_ bit: UInt32, _ field: StaticString) throws(EventDecodingError) {
             guard self.seen & (1 << bit) == 0 else {
-                throw EventDecodingError(code: .duplicateField, field: field, detail: "\(field) appears more than once")
+                throw EventDecodingError(code: .duplicateField, field: "\(field)", detail: "\(field) appears more than once")
             }
             self.seen |= 1 << bit
         }
 
         // MARK: Member values
 
-        private static func requiredString(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: String) throws(EventDecodingError) -> JSONScanner.StringToken {
+        private static func requiredString(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString) throws(EventDecodingError) -> JSONScanner.StringToken {
             guard next == UInt8(ascii: "\"") else {
                 try scanner.skipValue(depth: 1)
-                throw EventDecodingError(code: .wrongType, field: field, detail: "\(field) must be a string")
+                throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be a string")
             }
             return try scanner.scanString()
         }
@@ -171,19 +171,19 @@ extension EventDecoder {
             return try scanner.scanNumber()
         }
 
-        private static func stringArray(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: String) throws(EventDecodingError) -> [String] {
+        private static func stringArray(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString) throws(EventDecodingError) -> [String] {
             guard next == UInt8(ascii: "[") else {
                 try scanner.skipValue(depth: 1)
-                throw EventDecodingError(code: .wrongType, field: field, detail: "\(field) must be an array of strings")
+                throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
             }
             var values: [String] = []
             try scanner.forEachElement(depth: 2) { (scanner) throws(EventDecodingError) in
                 guard scanner.peek() == UInt8(ascii: "\"") else {
-                    throw EventDecodingError(code: .wrongType, field: field, detail: "\(field) must be an array of strings")
+                    throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
                 }
                 let token = try scanner.scanString()
                 guard token.end - token.start <= EventDecoder.maxIdentifierBytes else {
-                    throw EventDecodingError(code: .invalidValue, field: field, detail: "an id is longer than \(EventDecoder.maxIdentifierBytes) bytes")
+                    throw EventDecodingError(code: .invalidValue, field: "\(field)", detail: "an id is longer than \(EventDecoder.maxIdentifierBytes) bytes")
                 }
                 values.append(scanner.string(token))
             }

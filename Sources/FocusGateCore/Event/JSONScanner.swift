@@ -56,7 +56,7 @@ struct JSONScanner {
         return true
     }
 
-    mutating func expect(_ byte: UInt8, _ what: String) throws(EventDecodingError) {
+    mutating func expect(_ byte: UInt8, _ what: StaticString) throws(EventDecodingError) {
         guard self.consume(byte) else { throw self.invalid("expected \(what)") }
     }
 
@@ -109,7 +109,7 @@ struct JSONScanner {
         case UInt8(ascii: "n"):
             try self.literal("null")
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            _ = try self.scanNumber()
+            try self.skipNumber()
         default:
             throw self.invalid("unexpected byte")
         }
@@ -131,6 +131,13 @@ struct JSONScanner {
         let start = self.index
         var hasEscapes = false
         while self.index < self.count {
+            // Eight plain bytes at a time: none is a quote, backslash, control byte or non-ASCII.
+            while self.index + 8 <= self.count {
+                let word = UnsafeRawPointer(self.base + self.index).loadUnaligned(as: UInt64.self)
+                if Self.needsAttention(word) { break }
+                self.index += 8
+            }
+            guard self.index < self.count else { break }
             let byte = self.base[self.index]
             if byte == UInt8(ascii: "\"") {
                 let token = StringToken(start: start, end: self.index, hasEscapes: hasEscapes)
@@ -148,6 +155,18 @@ struct JSONScanner {
             }
         }
         throw self.invalid("unterminated string")
+    }
+
+    /// Whether any byte of `word` is `"`, `\\`, below 0x20 or at least 0x80 (SWAR).
+    @inline(__always)
+    private static func needsAttention(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+        let control = (word &- 0x2020_2020_2020_2020) & ~word & highs
+        let quote = hasZeroByte(word ^ 0x2222_2222_2222_2222)
+        let backslash = hasZeroByte(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+        return (word & highs) | control | quote | backslash != 0
     }
 
     private mutating func skipEscape() throws(EventDecodingError) {
@@ -273,6 +292,49 @@ struct JSONScanner {
     /// Scans a number, validating its grammar; returns its value.
     mutating func scanNumber() throws(EventDecodingError) -> Double {
         let start = self.index
+        try self.skipNumber()
+        let length = self.index - start
+        if let exact = self.simpleDecimal(start: start, end: self.index) {
+            return exact
+        }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+            for offset in 0..<length { buffer[offset] = CChar(bitPattern: self.base[start + offset]) }
+            buffer[length] = 0
+            return strtod(buffer.baseAddress!, nil)
+        }
+    }
+
+    /// Clinger's fast path: up to 15 significant digits and no exponent convert exactly with one
+    /// correctly rounded division, so `strtod` is only needed for other numbers.
+    private func simpleDecimal(start: Int, end: Int) -> Double? {
+        var index = start
+        let negative = self.base[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var fractionDigits = 0
+        var inFraction = false
+        while index < end {
+            let byte = self.base[index]
+            if byte == UInt8(ascii: ".") {
+                inFraction = true
+            } else if self.isDigit(byte) {
+                mantissa = mantissa &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
+                digits += 1
+                if inFraction { fractionDigits += 1 }
+            } else {
+                return nil  // exponent
+            }
+            index += 1
+        }
+        guard digits <= 15 else { return nil }
+        let powers: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15]
+        let value = Double(mantissa) / powers[fractionDigits]
+        return negative ? -value : value
+    }
+
+    /// Validates and skips a number.
+    mutating func skipNumber() throws(EventDecodingError) {
         if self.index < self.count && self.base[self.index] == UInt8(ascii: "-") { self.index += 1 }
         guard self.index < self.count, self.isDigit(self.base[self.index]) else { throw self.invalid("invalid number") }
         if self.base[self.index] == UInt8(ascii: "0") {
@@ -292,12 +354,6 @@ struct JSONScanner {
             }
             guard self.index < self.count, self.isDigit(self.base[self.index]) else { throw self.invalid("invalid number") }
             while self.index < self.count && self.isDigit(self.base[self.index]) { self.index += 1 }
-        }
-        let length = self.index - start
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
-            for offset in 0..<length { buffer[offset] = CChar(bitPattern: self.base[start + offset]) }
-            buffer[length] = 0
-            return strtod(buffer.baseAddress!, nil)
         }
     }
 
