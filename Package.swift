@@ -17,6 +17,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/vapor/sqlite-nio", exact: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // MARK: - C
@@ -40,8 +48,29 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .target(
+            name: "FocusGateStore",
+            dependencies: [
+                "FocusGateCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSwift
+        ),
+        .target(
             name: "FocusGate",
-            dependencies: ["FocusGateCore", "FocusGateKafka"],
+            dependencies: [
+                "FocusGateCore",
+                "FocusGateKafka",
+                "FocusGateStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -78,6 +107,16 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSwift
         ),
+        .target(
+            name: "FocusGateTestSupport",
+            path: "Tests/FocusGateTestSupport",
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "FocusGateStoreTests",
+            dependencies: ["FocusGateStore", "FocusGateCore", "FocusGateTestSupport"],
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "FocusGateKafkaTests",
             dependencies: ["FocusGateKafka"],
@@ -85,7 +124,10 @@ let package = Package(
         ),
         .testTarget(
             name: "FocusGateTests",
-            dependencies: ["FocusGate", "FocusGateKafka"],
+            dependencies: [
+                "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

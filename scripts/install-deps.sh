@@ -11,6 +11,8 @@ command -v swift >/dev/null 2>&1 || {
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists rdkafka 2>/dev/null || missing+=(librdkafka-dev)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+# PostgreSQL server binaries: the store tests start a real server.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -22,6 +24,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
 else
     echo "error: missing system packages: ${missing[*]}" >&2
     echo "  Debian/Ubuntu: sudo apt-get install -y ${missing[*]}" >&2
-    echo "  (librdkafka-dev provides librdkafka 2.x headers and pkg-config file 'rdkafka'; kcat is used by the walkthrough)" >&2
+    echo "  (librdkafka-dev: librdkafka 2.x headers and pkg-config 'rdkafka'; kcat: the walkthrough;" >&2
+    echo "   postgresql: the store tests start a throwaway server on 127.0.0.1)" >&2
     exit 1
 fi

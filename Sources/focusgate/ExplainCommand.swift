@@ -51,12 +51,10 @@ struct ExplainCommand: ParsableCommand {
 
     private func now() throws -> Int64 {
         guard let at = self.at else { return Int64(Date().timeIntervalSince1970 * 1000) }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        guard let date = ISO8601DateFormatter().date(from: at) ?? formatter.date(from: at) else {
+        guard let milliseconds = Timestamp.parseRFC3339(at) else {
             throw ExplainFailure("--at must be an RFC 3339 timestamp such as 2026-11-21T18:00:00Z")
         }
-        return Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        return milliseconds
     }
 }
 

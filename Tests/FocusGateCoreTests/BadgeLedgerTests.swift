@@ -150,5 +150,17 @@ struct BadgeLedgerTests {
     ])
     func timestamps(milliseconds: Int64, text: String) {
         #expect(Timestamp.rfc3339(milliseconds: milliseconds) == text)
+        #expect(Timestamp.parseRFC3339(text) == milliseconds)
+    }
+
+    @Test("RFC 3339 parsing: offsets, fractions, refusals")
+    func timestampParsing() {
+        #expect(Timestamp.parseRFC3339("2026-11-21T18:00:00Z") == 1_795_284_000_000)
+        #expect(Timestamp.parseRFC3339("2026-11-21T19:30:00+01:30") == 1_795_284_000_000)
+        #expect(Timestamp.parseRFC3339("2026-11-21T18:00:00.5Z") == 1_795_284_000_500)
+        #expect(Timestamp.parseRFC3339("2026-11-21T18:00:00.123456Z") == 1_795_284_000_123)
+        for bad in ["2026-11-21", "2026-11-21T18:00:00", "2026-13-01T00:00:00Z", "tomorrow", "2026-11-21T18:00:00.Z", "2026-11-21T18:00:00Zx"] {
+            #expect(Timestamp.parseRFC3339(bad) == nil, "\(bad)")
+        }
     }
 }

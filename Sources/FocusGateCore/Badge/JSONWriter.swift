@@ -57,8 +57,69 @@ struct JSONWriter {
     }
 }
 
-/// Timestamp formatting without Foundation's formatters (which are slow and not thread-safe to share).
+/// RFC 3339 timestamps without Foundation's formatters, which are slow and, on Linux, crash when
+/// used from several threads at once.
 public enum Timestamp {
+    /// Unix milliseconds for `2026-11-21T18:00:00Z`, `…T18:00:00.123Z` or `…T19:00:00+01:00`
+    /// (fractions beyond milliseconds are truncated); `nil` for anything else.
+    public static func parseRFC3339(_ text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ digits: Int) -> Int? {
+            guard index + digits <= bytes.count else { return nil }
+            var value = 0
+            for _ in 0..<digits {
+                let byte = bytes[index]
+                guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                index += 1
+            }
+            return value
+        }
+        func expect(_ characters: String) -> Bool {
+            guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2), expect("Tt "),
+            let hour = number(2), expect(":"), let minute = number(2), expect(":"), let second = number(2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var millis = 0
+        if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            var digits = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "0") && bytes[index] <= UInt8(ascii: "9") {
+                if digits < 3 { millis = millis * 10 + Int(bytes[index] - UInt8(ascii: "0")) }
+                digits += 1
+                index += 1
+            }
+            guard digits > 0 else { return nil }
+            for _ in digits..<max(digits, 3) { millis *= 10 }
+        }
+        var offsetMinutes = 0
+        if expect("Zz") {
+            // UTC
+        } else if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+            let sign = bytes[index] == UInt8(ascii: "-") ? -1 : 1
+            index += 1
+            guard let offsetHours = number(2), expect(":"), let offsetMins = number(2) else { return nil }
+            offsetMinutes = sign * (offsetHours * 60 + offsetMins)
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        // Days since 1970-01-01 from the civil date (Howard Hinnant's algorithm).
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + min(second, 59)) - Int64(offsetMinutes * 60)
+        return seconds * 1000 + Int64(millis)
+    }
+
     /// `2026-11-21T18:00:00.123Z` for Unix milliseconds.
     public static func rfc3339(milliseconds: Int64) -> String {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000

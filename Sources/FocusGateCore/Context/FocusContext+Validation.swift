@@ -115,10 +115,10 @@ extension FocusContext {
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
-            guard let date = parseTimestamp(text) else {
+            guard let milliseconds = Timestamp.parseRFC3339(text) else {
                 throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO 8601 timestamp such as 2026-11-21T18:00:00Z")
             }
-            return date
+            return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         }
         return decoder
     }()
@@ -126,16 +126,10 @@ extension FocusContext {
     private static let jsonEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Timestamp.rfc3339(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))))
+        }
         return encoder
     }()
-}
-
-/// Parses RFC 3339 timestamps, with or without fractional seconds.
-func parseTimestamp(_ text: String) -> Date? {
-    let plain = ISO8601DateFormatter()
-    if let date = plain.date(from: text) { return date }
-    let fractional = ISO8601DateFormatter()
-    fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return fractional.date(from: text)
 }

@@ -1,0 +1,223 @@
+import FocusGateCore
+import Foundation
+public import Hummingbird
+public import Logging
+public import Prometheus
+public import FocusGateStore
+
+/// The admin HTTP API (SPEC §10): health, readiness, metrics, contexts, badges, explain.
+public struct AdminAPI: Sendable {
+    /// API settings.
+    public struct Configuration: Sendable {
+        /// Required as `Authorization: Bearer <token>` on `/v1/*` when set (`admin.token`). Default: `nil`.
+        public var token: String?
+        /// Largest request body accepted; larger is 413 `too-large`. Default: 1 MiB.
+        public var maxBodyBytes: Int = 1 << 20
+
+        public init(token: String? = nil) {
+            self.token = token
+        }
+    }
+
+    let configuration: Configuration
+    let store: any ContextStore
+    let publisher: any InvalidationPublishing
+    let badges: any BadgeReading
+    let registry: PrometheusCollectorRegistry
+    let readiness: @Sendable () async -> Readiness
+    let logger: Logger
+
+    /// Creates the API over its collaborators.
+    public init(
+        configuration: Configuration,
+        store: any ContextStore,
+        publisher: any InvalidationPublishing,
+        badges: any BadgeReading,
+        registry: PrometheusCollectorRegistry,
+        logger: Logger,
+        readiness: @escaping @Sendable () async -> Readiness
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.publisher = publisher
+        self.badges = badges
+        self.registry = registry
+        self.logger = logger
+        self.readiness = readiness
+    }
+
+    /// The routes.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: JSONErrorMiddleware())
+        router.get("healthz") { _, _ in Self.json(["status": "ok"]) }
+        router.get("readyz") { _, _ in
+            let readiness = await self.readiness()
+            return Self.json(["ready": readiness.isReady, "checks": readiness.checks], status: readiness.isReady ? .ok : .serviceUnavailable)
+        }
+        router.get("metrics") { _, _ in
+            var buffer: [UInt8] = []
+            self.registry.emit(into: &buffer)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: buffer))
+            )
+        }
+        let v1 = router.group("v1")
+        if let token = self.configuration.token, !token.isEmpty {
+            v1.add(middleware: BearerTokenMiddleware(token: Array(token.utf8)))
+        }
+        v1.get("users/:userId/context") { _, context in try await self.getContext(context) }
+        v1.put("users/:userId/context") { request, context in try await self.putContext(request, context) }
+        v1.delete("users/:userId/context") { _, context in try await self.deleteContext(context) }
+        v1.get("users/:userId/badges") { _, context in try await self.getBadges(context) }
+        v1.post("explain") { request, context in try await self.explain(request, context) }
+        return router
+    }
+
+    // MARK: - Contexts
+
+    private func getContext(_ context: BasicRequestContext) async throws -> Response {
+        let userID = try context.parameters.require("userId")
+        guard let stored = try await self.storeCall({ try await self.store.context(for: userID) }) else {
+            throw AdminError(.notFound, "not-found", "the user has no Focus context")
+        }
+        return Self.json(data: stored.encoded())
+    }
+
+    private func putContext(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let userID = try context.parameters.require("userId")
+        let body = try await self.body(request)
+        let document: FocusContext
+        do {
+            document = try FocusContext.decode(from: body)
+        } catch {
+            throw Self.contextError(error)
+        }
+        guard document.userID == userID else {
+            throw AdminError(.badRequest, "user-mismatch", "the body's userId differs from the path")
+        }
+        switch try await self.storeCall({ try await self.store.put(document) }) {
+        case .stored:
+            break
+        case .stale(let current):
+            // A retry of a write whose invalidation failed: same version, same document → publish again.
+            let existing = try await self.storeCall({ try await self.store.context(for: userID) })
+            guard current == document.version, existing == document else {
+                throw AdminError(.conflict, "stale-version", "the stored context has version \(current); a write needs a higher version", details: ["currentVersion": current])
+            }
+        }
+        do {
+            try await self.publisher.publish(userID: userID, value: ContextInvalidation.inlineValue(for: document))
+        } catch {
+            self.logger.error("invalidation not published", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
+            throw AdminError(.serviceUnavailable, "invalidation-failed", "the context is stored but its invalidation was not published; repeat the same PUT")
+        }
+        return Self.json([
+            "context": (try? JSONSerialization.jsonObject(with: document.encoded())) ?? [:],
+            "warnings": document.predicateWarnings.map { ["field": $0.field, "code": $0.warning.code, "position": $0.warning.position, "message": $0.warning.message] },
+        ])
+    }
+
+    private func deleteContext(_ context: BasicRequestContext) async throws -> Response {
+        let userID = try context.parameters.require("userId")
+        guard try await self.storeCall({ try await self.store.delete(userID: userID) }) != nil else {
+            throw AdminError(.notFound, "not-found", "the user has no Focus context")
+        }
+        do {
+            try await self.publisher.publish(userID: userID, value: nil)
+        } catch {
+            throw AdminError(.serviceUnavailable, "invalidation-failed", "the context is deleted but its invalidation was not published")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: - Badges and explain
+
+    private func getBadges(_ context: BasicRequestContext) async throws -> Response {
+        let userID = try context.parameters.require("userId")
+        let badges = await self.badges.badges(userID: userID)
+        return Self.json([
+            "userId": userID,
+            "badges": badges.map { ["appId": $0.appID, "badge": $0.badge, "unread": $0.unread, "sequence": $0.sequence] },
+        ])
+    }
+
+    private func explain(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        let body = try await self.body(request)
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw AdminError(.badRequest, "invalid-json", "the body must be a JSON object {\"event\": {…}, \"context\": {…}}")
+        }
+        guard let eventObject = object["event"], JSONSerialization.isValidJSONObject(eventObject),
+            let eventData = try? JSONSerialization.data(withJSONObject: eventObject)
+        else {
+            throw AdminError(.badRequest, "missing-field", "event is required and must be an object")
+        }
+        let event: NotificationEvent
+        do {
+            event = try EventDecoder().decode(Array(eventData))
+        } catch {
+            throw AdminError(.badRequest, error.code.rawValue, error.detail, details: error.field.map { ["field": $0] } ?? [:])
+        }
+        var focusContext: FocusContext?
+        if let contextObject = object["context"], !(contextObject is NSNull) {
+            guard JSONSerialization.isValidJSONObject(contextObject), let data = try? JSONSerialization.data(withJSONObject: contextObject) else {
+                throw AdminError(.badRequest, "wrong-type", "context must be an object")
+            }
+            do {
+                focusContext = try FocusContext.decode(from: data)
+            } catch {
+                throw Self.contextError(error)
+            }
+            guard focusContext?.userID == event.userID else {
+                throw AdminError(.badRequest, "user-mismatch", "the context's userId differs from the event's")
+            }
+        } else {
+            focusContext = try await self.storeCall({ try await self.store.context(for: event.userID) })
+        }
+        let explanation: DecisionExplanation
+        do {
+            explanation = try DecisionExplanation(event: event, context: focusContext, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        } catch {
+            throw Self.contextError(error)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return Self.json(data: try encoder.encode(explanation))
+    }
+
+    // MARK: - Helpers
+
+    private func body(_ request: Request) async throws -> Data {
+        var request = request
+        let buffer = try await request.collectBody(upTo: self.configuration.maxBodyBytes)
+        return Data(buffer.readableBytesView)
+    }
+
+    private func storeCall<T>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let error as ContextStoreError {
+            throw AdminError(.serviceUnavailable, "store-unavailable", "the context store cannot be reached (\(error.code))")
+        }
+    }
+
+    private static func contextError(_ error: FocusContextError) -> AdminError {
+        var details: [String: any Sendable] = [:]
+        if let field = error.field { details["field"] = field }
+        if let predicate = error.predicateError {
+            details["position"] = predicate.position
+            details["reason"] = predicate.code.rawValue
+        }
+        return AdminError(.badRequest, error.code, error.message, details: details)
+    }
+
+    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return self.json(data: data, status: status)
+    }
+
+    static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

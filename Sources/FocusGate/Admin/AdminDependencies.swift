@@ -1,0 +1,42 @@
+public import FocusGateCore
+public import FocusGateKafka
+
+/// Publishes context invalidations (SPEC §9) so that every instance refreshes its cache.
+public protocol InvalidationPublishing: Sendable {
+    /// Publishes `value` with key `userID`; `nil` publishes a tombstone (drop from caches).
+    func publish(userID: String, value: [UInt8]?) async throws
+}
+
+/// Publishes invalidations to Kafka through a ``KafkaAsyncProducer``.
+public struct KafkaInvalidationPublisher: InvalidationPublishing {
+    private let producer: KafkaAsyncProducer
+    private let topic: String
+
+    public init(producer: KafkaAsyncProducer, topic: String) {
+        self.producer = producer
+        self.topic = topic
+    }
+
+    public func publish(userID: String, value: [UInt8]?) async throws {
+        _ = try await self.producer.send(topic: self.topic, key: Array(userID.utf8), value: value)
+    }
+}
+
+/// Reads a user's badges from whichever worker owns the user.
+public protocol BadgeReading: Sendable {
+    /// The user's badges, by app; empty when the user has none here.
+    func badges(userID: String) async -> [BadgeLedger.Badge]
+}
+
+/// What `/readyz` reports.
+public struct Readiness: Sendable {
+    /// Named checks and whether each passes.
+    public var checks: [String: Bool]
+
+    public init(checks: [String: Bool]) {
+        self.checks = checks
+    }
+
+    /// Ready when every check passes.
+    public var isReady: Bool { self.checks.values.allSatisfy { $0 } }
+}

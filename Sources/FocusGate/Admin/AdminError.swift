@@ -1,0 +1,70 @@
+import Foundation
+public import HTTPTypes
+public import Hummingbird
+
+/// An admin API error: an HTTP status and a JSON body `{"error": code, "message": …}` with a stable code.
+public struct AdminError: Error, Sendable, HTTPResponseError {
+    public var status: HTTPResponse.Status
+    public var code: String
+    public var message: String
+    /// Extra members of the body (e.g. the predicate error's position).
+    public var details: [String: any Sendable]
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: [String: any Sendable] = [:]) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var object: [String: Any] = ["error": self.code, "message": self.message]
+        for (key, value) in self.details { object[key] = value }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+        return Response(status: self.status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+/// Turns every error leaving a handler into a JSON error body, so that clients always get
+/// `{"error", "message"}` (Hummingbird's own errors included: unknown route, body too large).
+struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as AdminError {
+            throw error
+        } catch let error as any HTTPResponseError {
+            let code: String
+            switch error.status {
+            case .notFound: code = "not-found"
+            case .contentTooLarge: code = "too-large"
+            case .methodNotAllowed: code = "method-not-allowed"
+            case .unauthorized: code = "unauthorized"
+            default: code = error.status.code < 500 ? "bad-request" : "internal"
+            }
+            throw AdminError(error.status, code, (error as? HTTPError)?.body ?? error.status.reasonPhrase)
+        }
+    }
+}
+
+/// Requires `Authorization: Bearer <token>` (compared in constant time).
+struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: [UInt8]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let header = request.headers[.authorization] ?? ""
+        let prefix = "Bearer "
+        guard header.hasPrefix(prefix) else {
+            throw AdminError(.unauthorized, "unauthorized", "this endpoint requires Authorization: Bearer <admin.token>")
+        }
+        let given = Array(header.utf8.dropFirst(prefix.utf8.count))
+        var difference = given.count ^ self.token.count
+        for index in 0..<max(given.count, self.token.count) {
+            difference |= Int((index < given.count ? given[index] : 0) ^ (index < self.token.count ? self.token[index] : 0))
+        }
+        guard difference == 0 else {
+            throw AdminError(.unauthorized, "unauthorized", "the bearer token is not valid")
+        }
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,255 @@
+import Dispatch
+public import FocusGateCore
+public import FocusGateStore
+public import Logging
+import Synchronization
+
+/// The bounded in-memory cache of compiled Focus contexts (SPEC §9), in front of the store.
+///
+/// - "This user has no context" is cached too: most users have no Focus on.
+/// - Bounded by ``Configuration/maxEntries`` with CLOCK (second-chance) eviction: a hit sets a
+///   bit, the eviction hand clears bits until it finds an entry not used since its last pass.
+/// - Version rules: an invalidation or context not newer than the applied version is ignored; a
+///   context older than the newest version announced by an invalidation is never returned (the
+///   user is reloaded, and if the store still has the older version the decision is
+///   `context-unavailable`); a load that races with a newer invalidation never wins.
+/// - Misses of one batch are loaded with one store query; a store that fails or exceeds
+///   ``Configuration/loadTimeout`` yields `.unavailable` for those users and is retried on the
+///   next batch, so recovery needs no restart.
+///
+/// One lock acquisition per batch (``resolve(_:)``), never per event.
+public final class ContextCache: Sendable {
+    /// Cache settings.
+    public struct Configuration: Sendable {
+        /// Contexts (and "no context" entries) held in memory (`cache.maxEntries`). Default: `1_000_000`.
+        public var maxEntries: Int = 1_000_000
+        /// How long a batch waits for the store before deciding `context-unavailable`. Default: `2` seconds.
+        public var loadTimeout: Duration = .seconds(2)
+
+        public init() {}
+    }
+
+    private let store: any ContextStore
+    private let configuration: Configuration
+    private let state: Mutex<State>
+    private let metrics: ContextCacheMetrics
+    private let logger: Logger
+
+    /// Creates an empty cache over `store`.
+    public init(store: any ContextStore, configuration: Configuration = .init(), metrics: ContextCacheMetrics, logger: Logger) {
+        precondition(configuration.maxEntries > 0, "cache.maxEntries must be positive")
+        self.store = store
+        self.configuration = configuration
+        self.state = Mutex(State(capacity: configuration.maxEntries))
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Entries currently held.
+    public var count: Int { self.state.withLock { $0.index.count } }
+
+    // MARK: - Decisions
+
+    /// The contexts of a batch's users: hits from memory, misses loaded together from the store.
+    /// Blocks the calling (worker) thread for at most ``Configuration/loadTimeout``.
+    public func resolve(_ userIDs: some Sequence<String>) -> [String: ContextLookup] {
+        var result: [String: ContextLookup] = [:]
+        var misses: [String] = []
+        var missing = Set<String>()
+        self.state.withLock { state in
+            for userID in userIDs where result[userID] == nil {
+                if let slot = state.index[userID], !state.slots[slot].mustReload {
+                    state.slots[slot].referenced = true
+                    result[userID] = .available(state.slots[slot].context)
+                } else if missing.insert(userID).inserted {
+                    misses.append(userID)
+                    // In flight: invalidations arriving during the load raise this announced version.
+                    state.loading[userID] = state.loading[userID] ?? state.pendingAnnouncements[userID] ?? -1
+                }
+            }
+        }
+        self.metrics.hits.increment(by: Int64(result.count))
+        guard !misses.isEmpty else { return result }
+        self.metrics.misses.increment(by: Int64(misses.count))
+        let loaded = self.loadBlocking(misses)
+        self.state.withLock { state in
+            for userID in misses {
+                let announced = max(state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1)
+                guard let loaded else {
+                    result[userID] = .unavailable
+                    continue
+                }
+                let context = loaded[userID]
+                if announced >= 0 && (context?.version ?? -1) < announced {
+                    // The store lags behind an invalidation: never decide with an older context,
+                    // now or on a later load, until the store has the announced version.
+                    state.pendingAnnouncements[userID] = announced
+                    result[userID] = .unavailable
+                    continue
+                }
+                state.pendingAnnouncements[userID] = nil
+                do {
+                    let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context) }
+                    state.insert(userID: userID, context: compiled, version: context?.version ?? -1, metrics: self.metrics)
+                    result[userID] = .available(compiled)
+                } catch {
+                    self.logger.error("stored context does not compile", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
+                    result[userID] = .unavailable
+                }
+            }
+            self.metrics.entries.set(Double(state.index.count))
+        }
+        return result
+    }
+
+    // MARK: - Invalidations
+
+    /// What an invalidation asks, with the outcome reported back.
+    public enum InvalidationOutcome: String, Sendable {
+        /// A cached user's context was replaced (inline or reloaded).
+        case applied
+        /// The user was dropped from the cache (tombstone).
+        case dropped
+        /// Not newer than what is applied: ignored.
+        case stale
+        /// The user is not cached: nothing to do (their next notification loads from the store).
+        case notCached = "not-cached"
+        /// The reload could not reach the store; the user stays marked for reload.
+        case unavailable
+        /// An inline context that does not validate.
+        case invalid
+    }
+
+    /// Applies one invalidation (SPEC §9). Reloads block the calling (listener) thread for at most
+    /// ``Configuration/loadTimeout``.
+    ///
+    /// - Returns: What happened, and the user's new context when it changed.
+    public func apply(_ invalidation: ContextInvalidation) -> (InvalidationOutcome, CompiledFocusContext?) {
+        let outcome = self.applyCounting(invalidation)
+        self.metrics.invalidation(outcome.0).increment()
+        return outcome
+    }
+
+    /// Counts an invalidation record that could not be read.
+    public func recordInvalidInvalidation() {
+        self.metrics.invalidation(.invalid).increment()
+    }
+
+    private func applyCounting(_ invalidation: ContextInvalidation) -> (InvalidationOutcome, CompiledFocusContext?) {
+        switch invalidation {
+        case .drop(let userID):
+            let dropped = self.state.withLock { state in
+                state.loading[userID] = nil
+                state.pendingAnnouncements[userID] = nil
+                return state.remove(userID: userID)
+            }
+            return (dropped ? .dropped : .notCached, nil)
+
+        case .inline(let context):
+            do {
+                try context.validate()
+            } catch {
+                return (.invalid, nil)
+            }
+            return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
+                if let announced = state.loading[context.userID] {
+                    state.loading[context.userID] = max(announced, context.version)
+                }
+                guard let slot = state.index[context.userID] else { return (.notCached, nil) }
+                guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else { return (.stale, nil) }
+                guard let compiled = try? state.compiler.compile(context) else { return (.invalid, nil) }
+                state.slots[slot].context = compiled
+                state.slots[slot].version = context.version
+                state.slots[slot].announced = context.version
+                state.slots[slot].mustReload = false
+                return (.applied, compiled)
+            }
+
+        case .reload(let userID, let version):
+            let cached = self.state.withLock { state -> Bool? in
+                if let announced = state.loading[userID] {
+                    state.loading[userID] = max(announced, version)
+                }
+                guard let slot = state.index[userID] else { return nil }
+                guard version > state.slots[slot].version else { return false }
+                state.slots[slot].announced = max(state.slots[slot].announced, version)
+                state.slots[slot].mustReload = true
+                return true
+            }
+            switch cached {
+            case nil: return (.notCached, nil)
+            case false?: return (.stale, nil)
+            case true?: break
+            }
+            guard let loaded = self.loadBlocking([userID]) else { return (.unavailable, nil) }
+            let context = loaded[userID]
+            return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
+                guard let slot = state.index[userID] else { return (.notCached, nil) }
+                let announced = state.slots[slot].announced
+                guard let context, context.version >= announced, context.version > state.slots[slot].version,
+                    let compiled = try? state.compiler.compile(context)
+                else {
+                    // The store does not have the announced version yet: keep the user marked for reload.
+                    return (.unavailable, nil)
+                }
+                state.slots[slot].context = compiled
+                state.slots[slot].version = context.version
+                state.slots[slot].mustReload = false
+                return (.applied, compiled)
+            }
+        }
+    }
+
+    // MARK: - Store access
+
+    /// Loads users from the store with a deadline; `nil` when the store failed or timed out.
+    private func loadBlocking(_ userIDs: [String]) -> [String: FocusContext]? {
+        let box = LoadResult()
+        let semaphore = DispatchSemaphore(value: 0)
+        let store = self.store
+        let start = ContinuousClock.now
+        let task = Task {
+            do {
+                box.set(try await store.contexts(for: userIDs))
+            } catch let error as ContextStoreError {
+                box.fail(error)
+            } catch {
+                box.fail(ContextStoreError(code: "unavailable", message: "\(error)"))
+            }
+            semaphore.signal()
+        }
+        let deadline = DispatchTime.now() + .nanoseconds(Int(self.configuration.loadTimeout.wholeNanoseconds))
+        if semaphore.wait(timeout: deadline) == .timedOut {
+            task.cancel()
+            self.metrics.loadFailures.increment()
+            self.logger.warning("context store timed out", metadata: ["focusgate.users": "\(userIDs.count)"])
+            return nil
+        }
+        self.metrics.loadSeconds.record(ContinuousClock.now - start)
+        switch box.value {
+        case .success(let contexts)?:
+            return contexts
+        case .failure(let error)?:
+            self.metrics.loadFailures.increment()
+            self.logger.warning("context store failed", metadata: ["error": "\(error)"])
+            return nil
+        case nil:
+            return nil
+        }
+    }
+}
+
+/// One load's outcome, handed from the loading task to the waiting thread.
+private final class LoadResult: Sendable {
+    private let result = Mutex<Result<[String: FocusContext], ContextStoreError>?>(nil)
+    func set(_ value: [String: FocusContext]) { self.result.withLock { $0 = .success(value) } }
+    func fail(_ error: ContextStoreError) { self.result.withLock { $0 = .failure(error) } }
+    var value: Result<[String: FocusContext], ContextStoreError>? { self.result.withLock { $0 } }
+}
+
+extension Duration {
+    var wholeNanoseconds: Int64 {
+        let (seconds, attoseconds) = self.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,56 @@
+public import FocusGateCore
+import Foundation
+
+extension ContextInvalidation {
+    /// Why an invalidation record was ignored.
+    public struct ParseError: Error, Sendable, Hashable {
+        public var reason: String
+    }
+
+    /// Reads a `focus.invalidations` record (key = userId).
+    ///
+    /// - `{"userId","version"}` → ``reload(userID:version:)``
+    /// - `{"userId","version","context":{…}}` → ``inline(_:)`` (the context's own `userId` and
+    ///   `version` must match the envelope's)
+    /// - an empty or absent value → ``drop(userID:)`` for the key
+    public static func parse(key: [UInt8]?, value: [UInt8]?) throws(ParseError) -> ContextInvalidation {
+        let keyText = key.map { String(decoding: $0, as: UTF8.self) }
+        guard let value, !value.isEmpty else {
+            guard let keyText, !keyText.isEmpty else { throw ParseError(reason: "a tombstone needs the user id as key") }
+            return .drop(userID: keyText)
+        }
+        struct Envelope: Decodable {
+            var userId: String
+            var version: Int64
+            var context: JSONValue?
+        }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(value)) else {
+            throw ParseError(reason: "not {\"userId\": string, \"version\": integer, \"context\"?: object}")
+        }
+        let userID = envelope.userId
+        let version = envelope.version
+        guard !userID.isEmpty else { throw ParseError(reason: "userId is required") }
+        if let keyText, keyText != userID { throw ParseError(reason: "the key differs from userId") }
+        guard let context = envelope.context, context != .null else {
+            return .reload(userID: userID, version: version)
+        }
+        guard let data = try? JSONEncoder().encode(context), let decoded = try? FocusContext.decode(from: data) else {
+            throw ParseError(reason: "the inline context does not validate")
+        }
+        guard decoded.userID == userID, decoded.version == version else {
+            throw ParseError(reason: "the inline context's userId and version must match the envelope")
+        }
+        return .inline(decoded)
+    }
+
+    /// The record value that announces `context` inline.
+    public static func inlineValue(for context: FocusContext) -> [UInt8] {
+        let document = context.encoded()
+        var value = Array(#"{"userId":"#.utf8)
+        value += Array((try? JSONSerialization.data(withJSONObject: context.userID, options: [.fragmentsAllowed])) ?? Data())
+        value += Array(#","version":\#(context.version),"context":"#.utf8)
+        value += Array(document)
+        value.append(UInt8(ascii: "}"))
+        return value
+    }
+}

@@ -1,0 +1,119 @@
+public import FocusGateCore
+import Foundation
+public import FocusGateKafka
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// Reads `focus.invalidations` on every instance (no consumer group: every partition, from the
+/// end) and applies each message to the cache; a changed context is handed to ``onChange`` so that
+/// the worker owning the user recomputes their badges.
+public final class InvalidationListener: Service, Sendable {
+    private let configuration: KafkaConsumerConfiguration
+    private let topic: String
+    private let cache: ContextCache
+    private let onChange: @Sendable (String, CompiledFocusContext?) -> Void
+    private let logger: Logger
+    private let consuming = Atomic(false)
+    private let stopRequested = Atomic(false)
+    private let positioned = Atomic(false)
+
+    /// Creates a listener.
+    ///
+    /// - Parameters:
+    ///   - configuration: Brokers and pass-through properties; the group is ignored.
+    ///   - topic: The invalidations topic.
+    ///   - cache: The cache to apply messages to.
+    ///   - onChange: Called on the listener's thread with the user and their new context (`nil`:
+    ///     dropped or deleted) whenever a cached user's context changed.
+    public init(
+        configuration: KafkaConsumerConfiguration,
+        topic: String,
+        cache: ContextCache,
+        logger: Logger,
+        onChange: @escaping @Sendable (String, CompiledFocusContext?) -> Void
+    ) {
+        var configuration = configuration
+        configuration.groupID = nil
+        configuration.autoOffsetReset = .latest
+        configuration.isolationLevel = .readUncommitted
+        configuration.prefetch = .librdkafkaDefault
+        self.configuration = configuration
+        self.topic = topic
+        self.cache = cache
+        self.onChange = onChange
+        self.logger = logger
+    }
+
+    /// Whether the listener has its partitions and is reading them (part of readiness).
+    public var isConsuming: Bool { self.consuming.load(ordering: .relaxed) }
+
+    /// Whether every partition has been positioned at its end: messages produced from now on are seen.
+    public var isPositioned: Bool { self.positioned.load(ordering: .relaxed) }
+
+    /// Reads until graceful shutdown or cancellation.
+    public func run() async throws {
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            try await DedicatedThread.run(name: "focusgate-invalidations") { try self.loop() }
+        } onCancelOrGracefulShutdown: {
+            self.stopRequested.store(true, ordering: .relaxed)
+        }
+    }
+
+    private func loop() throws {
+        let consumer = try KafkaConsumer(configuration: self.configuration, logger: self.logger)
+        defer {
+            self.consuming.store(false, ordering: .relaxed)
+            consumer.close()
+        }
+        var partitions = 0
+        while partitions == 0 && !self.stopRequested.load(ordering: .relaxed) {
+            do {
+                partitions = try consumer.partitionCount(topic: self.topic, timeout: .seconds(5))
+            } catch {
+                self.logger.warning("invalidations topic not available yet", metadata: ["error": "\(error)"])
+                Thread.sleep(forTimeInterval: 1)
+            }
+        }
+        // Start at each partition's current end, looked up now: everything produced later is seen.
+        var start: [KafkaTopicPartition] = []
+        for partition in 0..<Int32(partitions) {
+            let high = (try? consumer.watermarks(topic: self.topic, partition: partition, timeout: .seconds(5)).high) ?? KafkaOffset.end
+            start.append(KafkaTopicPartition(topic: self.topic, partition: partition, offset: high))
+        }
+        try consumer.assign(start)
+        self.positioned.store(true, ordering: .relaxed)
+        self.consuming.store(true, ordering: .relaxed)
+        self.logger.info("reading invalidations", metadata: ["kafka.topic": "\(self.topic)", "kafka.partitions": "\(partitions)"])
+        while !self.stopRequested.load(ordering: .relaxed) {
+            let messages = consumer.consumeBatch(maxRecords: 500, timeout: .milliseconds(100)) { batch in
+                batch.map { (key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) }) }
+            }
+            for message in messages {
+                self.handle(key: message.key, value: message.value)
+            }
+        }
+    }
+
+    private func handle(key: [UInt8]?, value: [UInt8]?) {
+        let invalidation: ContextInvalidation
+        do {
+            invalidation = try ContextInvalidation.parse(key: key, value: value)
+        } catch {
+            self.logger.warning("invalidation ignored", metadata: ["reason": "\(error.reason)"])
+            self.cache.recordInvalidInvalidation()
+            return
+        }
+        let (outcome, context) = self.cache.apply(invalidation)
+        switch (outcome, invalidation) {
+        case (.applied, .inline(let document)):
+            self.onChange(document.userID, context)
+        case (.applied, .reload(let userID, _)):
+            self.onChange(userID, context)
+        case (.dropped, .drop(let userID)):
+            self.onChange(userID, nil)
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import FocusGateStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Prometheus
+import Testing
+
+/// Badges held in a real ledger, as a worker would hold them.
+actor LedgerBadges: BadgeReading {
+    var ledger = BadgeLedger()
+    func badges(userID: String) -> [BadgeLedger.Badge] { self.ledger.badges(userID: userID) }
+    func add(userID: String, appID: String, id: String) {
+        _ = self.ledger.recordNotification(userID: userID, appID: appID, id: id, criteria: nil, context: nil, nowMilliseconds: 0)
+    }
+}
+
+/// An admin API over a SQLite store, publishing invalidations to an embedded broker.
+struct AdminFixture {
+    let broker: EmbeddedKafkaBroker
+    let store: SQLiteContextStore
+    let producer: KafkaAsyncProducer
+    let badges = LedgerBadges()
+    let registry = PrometheusCollectorRegistry()
+    let topic = "focus.invalidations"
+
+    init() async throws {
+        self.broker = try EmbeddedKafkaBroker(topics: [.init(name: "focus.invalidations", partitions: 2)], logger: testLogger)
+        self.store = try await temporarySQLiteStore()
+        self.producer = try KafkaAsyncProducer(configuration: .init(bootstrapServers: self.broker.bootstrapServers), logger: testLogger)
+    }
+
+    func application(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> some ApplicationProtocol {
+        var configuration = AdminAPI.Configuration(token: token)
+        configuration.maxBodyBytes = maxBodyBytes
+        let api = AdminAPI(
+            configuration: configuration, store: self.store,
+            publisher: KafkaInvalidationPublisher(producer: self.producer, topic: self.topic),
+            badges: self.badges, registry: self.registry, logger: testLogger,
+            readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
+        )
+        return Application(router: api.router())
+    }
+
+    /// Every record on the invalidations topic, as (key, value) text.
+    func invalidations() throws -> [(key: String?, value: String?)] {
+        let consumer = try KafkaConsumer(configuration: .init(bootstrapServers: self.broker.bootstrapServers, groupID: nil), logger: testLogger)
+        try consumer.assign((0..<2).map { KafkaTopicPartition(topic: self.topic, partition: $0, offset: KafkaOffset.beginning) })
+        var records: [KafkaMessage] = []
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(100)) { records += $0.map { $0.copy() } }
+        }
+        return records.sorted { $0.timestamp ?? 0 < $1.timestamp ?? 0 }.map { ($0.keyString, $0.value.map { String(decoding: $0, as: UTF8.self) }) }
+    }
+
+    func shutdown() async {
+        self.producer.shutdown()
+        await self.store.close()
+        self.broker.shutdown()
+    }
+}
+
+func json(_ buffer: ByteBuffer) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any] ?? [:]
+}
+
+let contextBody = #"{"userId":"u-42","version":17,"focus":"Work","apps":{"com.example.chat":{"filterPredicate":"SELF IN {'work'}","parameters":{"status":"Working"}}}}"#
+
+@Suite("Admin HTTP API", .serialized)
+struct AdminAPITests {
+    @Test("health, readiness and metrics stay open")
+    func healthReadinessMetrics() async throws {
+        let fixture = try await AdminFixture()
+        _ = fixture.registry.makeCounter(name: "focusgate_events_consumed_total")
+        try await fixture.application(token: "secret").test(.router) { client in
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body).contains("focusgate_events_consumed_total 0"))
+            }
+        }
+        try await fixture.application(ready: false).test(.router) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(json(response.body)["ready"] as? Bool == false)
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("PUT validates, stores and publishes an inline invalidation; GET returns it; DELETE publishes a tombstone")
+    func contextLifecycle() async throws {
+        let fixture = try await AdminFixture()
+        try await fixture.application().test(.router) { client in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(json(response.body)["error"] as? String == "not-found")
+            }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { response in
+                #expect(response.status == .ok)
+                #expect((json(response.body)["context"] as? [String: Any])?["version"] as? Int == 17)
+            }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .get) { response in
+                #expect(response.status == .ok)
+                let body = json(response.body)
+                #expect(body["focus"] as? String == "Work")
+                #expect(((body["apps"] as? [String: Any])?["com.example.chat"] as? [String: Any])?["parameters"] as? [String: String] == ["status": "Working"])
+            }
+            // The same PUT again is idempotent (e.g. a retry after a failed publish); an older one conflicts.
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+            let older = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":16")
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: older)) { response in
+                #expect(response.status == .conflict)
+                #expect(json(response.body)["error"] as? String == "stale-version")
+                #expect(json(response.body)["currentVersion"] as? Int == 17)
+            }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .delete) { #expect($0.status == .noContent) }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .delete) { #expect($0.status == .notFound) }
+        }
+        let published = try fixture.invalidations()
+        #expect(published.count == 3)
+        #expect(published.allSatisfy { $0.key == "u-42" })
+        let inline = try ContextInvalidation.parse(key: Array("u-42".utf8), value: published[0].value.map { Array($0.utf8) })
+        guard case .inline(let context) = inline else { Issue.record("expected an inline invalidation"); return }
+        #expect(context.version == 17)
+        #expect(published[2].value == nil, "DELETE publishes a tombstone")
+        await fixture.shutdown()
+    }
+
+    @Test("bad requests get 400 with stable codes", arguments: [
+        ("{", "invalid-json"),
+        (#"{"userId":"someone-else","version":1}"#, "user-mismatch"),
+        (#"{"userId":"u-42"}"#, "missing-field"),
+        (#"{"userId":"u-42","version":"x"}"#, "wrong-type"),
+        (#"{"userId":"u-42","version":1,"apps":{"a":{"filterPredicate":"SELF MATCHES 'x'"}}}"#, "invalid-predicate"),
+    ])
+    func badPut(body: String, code: String) async throws {
+        let fixture = try await AdminFixture()
+        try await fixture.application().test(.router) { client in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .badRequest)
+                #expect(json(response.body)["error"] as? String == code)
+                #expect((json(response.body)["message"] as? String)?.isEmpty == false)
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("a refused predicate reports the parser's position and reason")
+    func predicateErrorDetails() async throws {
+        let fixture = try await AdminFixture()
+        try await fixture.application().test(.router) { client in
+            let body = #"{"userId":"u","version":1,"apps":{"a":{"filterPredicate":"SELF.length > 3"}}}"#
+            try await client.execute(uri: "/v1/users/u/context", method: .put, body: ByteBuffer(string: body)) { response in
+                let object = json(response.body)
+                #expect(object["field"] as? String == "apps.a.filterPredicate")
+                #expect(object["position"] as? Int == 4)
+                #expect(object["reason"] as? String == "key-path")
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("bearer token on /v1/*; body size limit; unknown routes answer JSON")
+    func authAndLimits() async throws {
+        let fixture = try await AdminFixture()
+        try await fixture.application(token: "s3cret", maxBodyBytes: 64).test(.router) { client in
+            try await client.execute(uri: "/v1/users/u/context", method: .get) { response in
+                #expect(response.status == .unauthorized)
+                #expect(json(response.body)["error"] as? String == "unauthorized")
+            }
+            try await client.execute(uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer wrong"]) { #expect($0.status == .unauthorized) }
+            try await client.execute(uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer s3cret"]) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(
+                uri: "/v1/users/u/context", method: .put, headers: [.authorization: "Bearer s3cret"],
+                body: ByteBuffer(string: String(repeating: " ", count: 200))
+            ) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(json(response.body)["error"] as? String == "too-large")
+            }
+            try await client.execute(uri: "/v1/nothing", method: .get, headers: [.authorization: "Bearer s3cret"]) { response in
+                #expect(response.status == .notFound)
+                #expect(json(response.body)["error"] as? String == "not-found")
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("badges of a user")
+    func badges() async throws {
+        let fixture = try await AdminFixture()
+        await fixture.badges.add(userID: "u", appID: "chat", id: "n1")
+        await fixture.badges.add(userID: "u", appID: "chat", id: "n2")
+        try await fixture.application().test(.router) { client in
+            try await client.execute(uri: "/v1/users/u/badges", method: .get) { response in
+                #expect(response.status == .ok)
+                let badges = json(response.body)["badges"] as? [[String: Any]]
+                #expect(badges?.first?["appId"] as? String == "chat")
+                #expect(badges?.first?["badge"] as? Int == 2)
+                #expect(badges?.first?["unread"] as? Int == 2)
+            }
+            try await client.execute(uri: "/v1/users/nobody/badges", method: .get) { response in
+                #expect((json(response.body)["badges"] as? [Any])?.isEmpty == true)
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("explain with a given context, with the stored one, and refusals")
+    func explain() async throws {
+        let fixture = try await AdminFixture()
+        try await fixture.application().test(.router) { client in
+            let given = #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"# + contextBody + "}"
+            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: given)) { response in
+                #expect(response.status == .ok)
+                let body = json(response.body)
+                #expect(body["decision"] as? String == "silenced")
+                #expect(body["reason"] as? String == "predicate-mismatch")
+                #expect(body["focus"] as? String == "Work")
+                #expect(body["contextVersion"] as? Int == 17)
+                #expect(body["badgeCounted"] as? Bool == false)
+            }
+            let stored = #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"work"}}"#
+            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
+                #expect(json(response.body)["reason"] as? String == "no-focus", "nothing stored yet")
+            }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
+                #expect(json(response.body)["reason"] as? String == "predicate-match")
+            }
+            for (body, code) in [
+                ("[]", "invalid-json"),
+                (#"{"context":{}}"#, "missing-field"),
+                (#"{"event":{"id":"n1","appId":"a"}}"#, "missing-field"),
+                (#"{"event":{"id":"n1","userId":"x","appId":"a"},"context":"# + contextBody + "}", "user-mismatch"),
+            ] {
+                try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: body)) { response in
+                    #expect(response.status == .badRequest)
+                    #expect(json(response.body)["error"] as? String == code, "\(body)")
+                }
+            }
+        }
+        await fixture.shutdown()
+    }
+}

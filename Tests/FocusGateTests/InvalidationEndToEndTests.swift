@@ -1,0 +1,69 @@
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import FocusGateStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Prometheus
+import Synchronization
+import Testing
+
+@Suite("Invalidations end to end over the embedded broker", .serialized)
+struct InvalidationEndToEndTests {
+    @Test("PUT a context: every listening instance applies it and the next notification is decided with it")
+    func putThenDecide() async throws {
+        let fixture = try await AdminFixture()
+        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: fixture.broker.bootstrapServers, groupID: nil)
+        consumerConfiguration.properties["topic.metadata.refresh.interval.ms"] = "1000"
+        let registry = PrometheusCollectorRegistry()
+        let cache = ContextCache(store: fixture.store, metrics: ContextCacheMetrics(registry: registry), logger: testLogger)
+        let changes = Mutex<[(String, Int64?)]>([])
+        let listener = InvalidationListener(configuration: consumerConfiguration, topic: fixture.topic, cache: cache, logger: testLogger) { userID, context in
+            changes.withLock { $0.append((userID, context?.version)) }
+        }
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        for _ in 0..<100 where !listener.isPositioned { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(listener.isConsuming)
+
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func decide() -> Decision {
+            FocusDecider.decide(appID: "com.example.chat", criteria: "home", interruptionLevel: .active, lookup: cache.resolve(["u-42"])["u-42"]!, nowMilliseconds: now)
+        }
+        // The user is cached as "no context": notifications are delivered.
+        #expect(decide().reason == .noFocus)
+
+        try await fixture.application().test(.router) { client in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+        }
+        var decision = decide()
+        for _ in 0..<100 where decision.reason != .predicateMismatch {
+            try await Task.sleep(for: .milliseconds(20))
+            decision = decide()
+        }
+        #expect(decision.outcome == .silenced && decision.reason == .predicateMismatch && decision.contextVersion == 17)
+        #expect(changes.withLock { $0.map(\.0) } == ["u-42"])
+
+        // A reload-style invalidation, then a tombstone.
+        let newer = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":18").replacingOccurrences(of: "'work'", with: "'home'")
+        _ = try await fixture.store.put(try FocusContext.decode(from: Data(newer.utf8)))
+        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":18}"#.utf8))
+        for _ in 0..<100 where decide().reason != .predicateMatch { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(decide().contextVersion == 18)
+
+        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":5}"#.utf8))
+        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array("not json".utf8))
+        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: nil)
+        for _ in 0..<100 where cache.count != 0 { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(cache.count == 0)
+        #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="stale""#) == 1)
+        #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="invalid""#) == 1)
+        #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="dropped""#) == 1)
+        #expect(changes.withLock { $0.map(\.1) } == [17, 18, nil])
+        listening.cancel()
+        _ = try? await listening.value
+        await fixture.shutdown()
+    }
+}

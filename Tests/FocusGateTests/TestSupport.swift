@@ -1,0 +1,49 @@
+import FocusGate
+import FocusGateCore
+import FocusGateStore
+import Foundation
+import Logging
+import Prometheus
+
+let testLogger: Logger = {
+    var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+    return logger
+}()
+
+/// A fresh SQLite store in a temporary file.
+func temporarySQLiteStore() async throws -> SQLiteContextStore {
+    try await SQLiteContextStore.open(path: NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite", logger: testLogger)
+}
+
+func workContext(_ userID: String, version: Int64, accepts criteria: String = "work", focus: String? = "Work") -> FocusContext {
+    FocusContext(userID: userID, version: version, focus: focus, apps: ["chat": .init(filterPredicate: "SELF IN {'\(criteria)'}")])
+}
+
+/// The value of one sample in the registry's Prometheus text (0 when absent).
+func metric(_ registry: PrometheusCollectorRegistry, _ name: String, labels: String = "") -> Double {
+    var buffer: [UInt8] = []
+    registry.emit(into: &buffer)
+    let sample = labels.isEmpty ? name : "\(name){\(labels)}"
+    for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
+        return Double(line.split(separator: " ").last ?? "") ?? 0
+    }
+    return 0
+}
+
+extension ContextLookup {
+    var version: Int64? {
+        if case .available(let context) = self { return context?.version }
+        return nil
+    }
+
+    var isUnavailable: Bool {
+        if case .unavailable = self { return true }
+        return false
+    }
+
+    var hasNoContext: Bool {
+        if case .available(nil) = self { return true }
+        return false
+    }
+}
