@@ -186,6 +186,10 @@ public final class ContextCache: Sendable {
             return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
                 guard let slot = state.index[userID] else { return (.notCached, nil) }
                 let announced = state.slots[slot].announced
+                if !state.slots[slot].mustReload && state.slots[slot].version >= announced {
+                    // A batch's miss-load got the announced version first: it is applied all the same.
+                    return (.applied, state.slots[slot].context)
+                }
                 guard let context, context.version >= announced, context.version > state.slots[slot].version,
                     let compiled = try? state.compiler.compile(context)
                 else {
