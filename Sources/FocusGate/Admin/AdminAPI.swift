@@ -22,7 +22,7 @@ public struct AdminAPI: Sendable {
     let configuration: Configuration
     let store: any ContextStore
     let publisher: any InvalidationPublishing
-    let badges: any BadgeReading
+    let badges: (any BadgeReading)?
     let registry: PrometheusCollectorRegistry
     let readiness: @Sendable () async -> Readiness
     let logger: Logger
@@ -32,7 +32,7 @@ public struct AdminAPI: Sendable {
         configuration: Configuration,
         store: any ContextStore,
         publisher: any InvalidationPublishing,
-        badges: any BadgeReading,
+        badges: (any BadgeReading)?,
         registry: PrometheusCollectorRegistry,
         logger: Logger,
         readiness: @escaping @Sendable () async -> Readiness
@@ -136,7 +136,10 @@ public struct AdminAPI: Sendable {
 
     private func getBadges(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
-        let badges = await self.badges.badges(userID: userID)
+        guard let reader = self.badges else {
+            throw AdminError(.serviceUnavailable, "badges-unavailable", "badges are kept by the notification pipeline, which this instance does not run")
+        }
+        let badges = await reader.badges(userID: userID)
         return Self.json([
             "userId": userID,
             "badges": badges.map { ["appId": $0.appID, "badge": $0.badge, "unread": $0.unread, "sequence": $0.sequence] },

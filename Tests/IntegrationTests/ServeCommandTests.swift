@@ -1,0 +1,70 @@
+import FocusGateKafka
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// `focusgate serve` as `make run` starts it: embedded broker, SQLite, admin API.
+    @Suite("focusgate serve")
+    struct ServeCommandTests {
+        private func get(_ url: String, method: String = "GET", body: String? = nil) async throws -> (Int, String) {
+            var request = URLRequest(url: URL(string: url)!)
+            request.httpMethod = method
+            request.httpBody = body.map { Data($0.utf8) }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
+        }
+
+        @Test("serves the admin API over the embedded broker and SQLite; PUT publishes; SIGTERM stops it cleanly")
+        func serves() async throws {
+            let kafkaPort = KafkaTestSupport.freePort()
+            let adminPort = KafkaTestSupport.freePort()
+            let database = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).sqlite"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
+            process.arguments = ["serve", "--log-level", "error"]
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "FOCUSGATE_KAFKA_EMBEDDED_PORT": "\(kafkaPort)",
+                "FOCUSGATE_ADMIN_PORT": "\(adminPort)",
+                "FOCUSGATE_STORE_SQLITE_PATH": database,
+            ]) { $1 }
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            defer {
+                if process.isRunning { process.terminate() }
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            }
+            let admin = "http://127.0.0.1:\(adminPort)"
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = (try? await self.get("\(admin)/readyz").0) == 200
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(ready)
+
+            let body = #"{"userId":"u-1","version":3,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF IN {'work'}"}}}"#
+            #expect(try await self.get("\(admin)/v1/users/u-1/context", method: "PUT", body: body).0 == 200)
+            let (status, stored) = try await self.get("\(admin)/v1/users/u-1/context")
+            #expect(status == 200 && stored.contains(#""version":3"#))
+            let (_, explained) = try await self.get("\(admin)/v1/explain", method: "POST", body: #"{"event":{"id":"n","userId":"u-1","appId":"chat","filterCriteria":"home"}}"#)
+            #expect(explained.contains(#""reason":"predicate-mismatch""#))
+
+            // The invalidation reached the broker's topic.
+            let consumer = try KafkaConsumer(configuration: .init(bootstrapServers: "127.0.0.1:\(kafkaPort)", groupID: nil), logger: KafkaTestSupport.logger)
+            try consumer.assign((0..<8).map { KafkaTopicPartition(topic: "focus.invalidations", partition: $0, offset: KafkaOffset.beginning) })
+            let invalidations = KafkaTestSupport.consume(consumer, count: 1, timeout: .seconds(10))
+            #expect(invalidations.first?.keyString == "u-1")
+            consumer.close()
+
+            process.terminate()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker)"))
+            #expect(printed.contains("admin: \(admin)"))
+        }
+    }
+}
