@@ -19,9 +19,9 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## run: serve with the embedded broker (today: the embedded broker with FocusGate's topics)
+## run: serve with the embedded broker and the SQLite store
 run: release
-	.build/release/focusgate broker --port $(PORT) --partitions $(PARTITIONS)
+	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/release/focusgate serve
 
 ## test: every test (unit and integration against the embedded broker over TCP)
 test: deps
@@ -32,6 +32,7 @@ test: deps
 bench: release
 	.build/release/CoreBenchmark
 	.build/release/KafkaPipeBenchmark
+	.build/release/ContextBenchmark
 
 ## format: rewrite sources with swift-format (.swift-format)
 format:

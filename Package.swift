@@ -17,7 +17,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/vapor/sqlite-nio", exact: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
@@ -97,6 +96,18 @@ let package = Package(
             name: "CoreBenchmark",
             dependencies: ["FocusGateCore"],
             path: "Benchmarks/CoreBenchmark",
+            swiftSettings: strictSwift
+        ),
+
+        .executableTarget(
+            name: "ContextBenchmark",
+            dependencies: [
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/ContextBenchmark",
             swiftSettings: strictSwift
         ),
 

@@ -30,7 +30,12 @@ public final class KafkaAsyncProducer: Sendable {
     ///
     /// - Throws: ``KafkaError`` for a refused configuration.
     public init(configuration: KafkaProducerConfiguration, logger: Logger) throws(KafkaError) {
-        // Create the producer here so that configuration errors surface to the caller.
+        // Create the producer here so that configuration errors surface to the caller. Records are
+        // sent one at a time and awaited: do not linger to fill batches.
+        var configuration = configuration
+        if configuration.properties["linger.ms"] == nil {
+            configuration.linger = .zero
+        }
         let reports = DeliveryReports()
         let producer = try KafkaProducer(configuration: configuration, logger: logger, onDeliveryReport: reports.record)
         let handoff = ProducerHandoff(producer: producer)
@@ -71,7 +76,14 @@ public final class KafkaAsyncProducer: Sendable {
 
     private func loop(_ producer: KafkaProducer, _ reports: DeliveryReports) {
         while true {
-            _ = self.wakeUp.wait(timeout: .now() + .milliseconds(20))
+            let awaiting = self.state.withLock { !$0.waiting.isEmpty }
+            if awaiting {
+                // Acknowledgements are due: serve delivery reports promptly.
+                producer.poll(timeout: .milliseconds(1))
+                _ = self.wakeUp.wait(timeout: .now())
+            } else {
+                _ = self.wakeUp.wait(timeout: .now() + .milliseconds(50))
+            }
             let (batch, stopping) = self.state.withLock { state in
                 defer { state.queue.removeAll() }
                 return (state.queue, state.isStopped)

@@ -106,10 +106,11 @@ public final class KafkaConsumer {
 
     // MARK: - Consuming
 
-    /// Waits up to `timeout` for up to `maxRecords` records and hands them to `body` as borrowed views.
+    /// Hands up to `maxRecords` records to `body` as borrowed views: those already fetched, or, when
+    /// none are, the ones that arrive first within `timeout` (so a record waits for no batch to fill).
     ///
-    /// The call returns early once `maxRecords` records are there. Rebalance hooks and statistics
-    /// callbacks run inside this call. The records are released when `body` returns.
+    /// Rebalance hooks and statistics callbacks run inside this call. The records are released
+    /// when `body` returns.
     ///
     /// - Returns: What `body` returns.
     public func consumeBatch<Result, Failure: Error>(
@@ -122,10 +123,17 @@ public final class KafkaConsumer {
             self.buffer.deallocate()
             self.buffer = .allocate(capacity: maxRecords)
         }
-        let received = rd_kafka_consume_batch_queue(
-            self.queue, Int32(clamping: timeout.wholeMilliseconds), self.buffer.baseAddress, maxRecords
-        )
-        let count = max(Int(received), 0)
+        // rd_kafka_consume_batch_queue waits for a *full* batch until its timeout, which would add
+        // the whole timeout to every record's latency at low rates. Take what is ready; if nothing
+        // is, wait for one record, then take what arrived with it.
+        var count = max(Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress, maxRecords)), 0)
+        if count == 0, timeout > .zero, let first = rd_kafka_consume_queue(self.queue, Int32(clamping: timeout.wholeMilliseconds)) {
+            self.buffer[0] = first
+            count = 1
+            if maxRecords > 1 {
+                count += max(Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress! + 1, maxRecords - 1)), 0)
+            }
+        }
         var errors: [KafkaError] = []
         var kept = 0
         for index in 0..<count {

@@ -137,3 +137,19 @@ extension Collection {
         return chunks
     }
 }
+
+// MARK: - Bulk loading
+
+extension SQLiteContextStore {
+    /// Inserts many contexts in one transaction, 500 rows per statement, without version checks:
+    /// for filling a benchmark or test database, not for production writes.
+    public func bulkInsertForBenchmark(_ contexts: [FocusContext]) async throws {
+        _ = try await self.connection.query("BEGIN")
+        for chunk in contexts.chunked(500) {
+            let placeholders = Array(repeating: "(?, ?, ?, CURRENT_TIMESTAMP)", count: chunk.count).joined(separator: ",")
+            let binds: [SQLiteData] = chunk.flatMap { [.text($0.userID), .integer(Int($0.version)), .text(ContextStoreSchema.encode($0))] }
+            _ = try await self.connection.query("INSERT OR REPLACE INTO focus_contexts (user_id, version, document, updated_at) VALUES \(placeholders)", binds)
+        }
+        _ = try await self.connection.query("COMMIT")
+    }
+}

@@ -75,7 +75,7 @@ struct AdminAPITests {
     @Test("health, readiness and metrics stay open")
     func healthReadinessMetrics() async throws {
         let fixture = try await AdminFixture()
-        _ = fixture.registry.makeCounter(name: "focusgate_events_consumed_total")
+        _ = fixture.registry.makeCounter(descriptor: .init(namespace: "focusgate", metricName: "events_consumed", unitName: "total", helpText: "Records consumed."))
         try await fixture.application(token: "secret").test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/metrics", method: .get) { response in

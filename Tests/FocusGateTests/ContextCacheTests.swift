@@ -22,14 +22,14 @@ struct ContextCacheTests {
         _ = try await store.put(workContext("a", version: 1))
         let (cache, registry) = self.cache(store)
 
-        let first = cache.resolve(["a", "b", "a"])
+        let first = try await cache.resolveOffPool(["a", "b", "a"])
         #expect(first["a"]?.version == 1)
         #expect(first["b"]?.hasNoContext == true)
         #expect(metric(registry, "focusgate_context_cache_misses_total") == 2)
 
         // The store now has a context for b, but "no context" is cached until an invalidation says otherwise.
         _ = try await store.put(workContext("b", version: 1))
-        let second = cache.resolve(["a", "b"])
+        let second = try await cache.resolveOffPool(["a", "b"])
         #expect(second["b"]?.hasNoContext == true)
         #expect(metric(registry, "focusgate_context_cache_hits_total") == 2)
         #expect(metric(registry, "focusgate_context_cache_entries") == 2)
@@ -39,15 +39,15 @@ struct ContextCacheTests {
     func eviction() async throws {
         let store = try await temporarySQLiteStore()
         let (cache, registry) = self.cache(store, maxEntries: 3)
-        _ = cache.resolve(["u1", "u2", "u3"])
-        _ = cache.resolve(["u1"])  // u1 is used again: it gets a second chance
-        _ = cache.resolve(["u4"])
+        _ = try await cache.resolveOffPool(["u1", "u2", "u3"])
+        _ = try await cache.resolveOffPool(["u1"])  // u1 is used again: it gets a second chance
+        _ = try await cache.resolveOffPool(["u4"])
         #expect(cache.count == 3)
         #expect(metric(registry, "focusgate_context_cache_evictions_total") == 1)
         let misses = metric(registry, "focusgate_context_cache_misses_total")
-        _ = cache.resolve(["u1"])
+        _ = try await cache.resolveOffPool(["u1"])
         #expect(metric(registry, "focusgate_context_cache_misses_total") == misses, "u1 survived the eviction")
-        for index in 5..<50 { _ = cache.resolve(["u\(index)"]) }
+        for index in 5..<50 { _ = try await cache.resolveOffPool(["u\(index)"]) }
         #expect(cache.count == 3)
     }
 
@@ -56,19 +56,19 @@ struct ContextCacheTests {
         let store = try await temporarySQLiteStore()
         _ = try await store.put(workContext("u", version: 1))
         let (cache, registry) = self.cache(store)
-        _ = cache.resolve(["u"])
+        _ = try await cache.resolveOffPool(["u"])
 
-        #expect(cache.apply(.inline(workContext("u", version: 2, accepts: "home"))).0 == .applied)
-        #expect(cache.resolve(["u"])["u"]?.version == 2)
-        #expect(cache.apply(.inline(workContext("u", version: 2))).0 == .stale)
-        #expect(cache.apply(.reload(userID: "u", version: 1)).0 == .stale)
-        #expect(cache.apply(.inline(workContext("stranger", version: 9))).0 == .notCached)
+        #expect(try await cache.applyOffPool(.inline(workContext("u", version: 2, accepts: "home"))).0 == .applied)
+        #expect(try await cache.resolveOffPool(["u"])["u"]?.version == 2)
+        #expect(try await cache.applyOffPool(.inline(workContext("u", version: 2))).0 == .stale)
+        #expect(try await cache.applyOffPool(.reload(userID: "u", version: 1)).0 == .stale)
+        #expect(try await cache.applyOffPool(.inline(workContext("stranger", version: 9))).0 == .notCached)
 
         _ = try await store.put(workContext("u", version: 5))
-        let (outcome, reloaded) = cache.apply(.reload(userID: "u", version: 5))
+        let (outcome, reloaded) = try await cache.applyOffPool(.reload(userID: "u", version: 5))
         #expect(outcome == .applied && reloaded?.version == 5)
 
-        #expect(cache.apply(.drop(userID: "u")).0 == .dropped)
+        #expect(try await cache.applyOffPool(.drop(userID: "u")).0 == .dropped)
         #expect(cache.count == 0)
         #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="stale""#) == 2)
         #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="applied""#) == 2)
@@ -79,12 +79,12 @@ struct ContextCacheTests {
         let store = try await temporarySQLiteStore()
         _ = try await store.put(workContext("u", version: 1))
         let (cache, _) = self.cache(store)
-        _ = cache.resolve(["u"])
+        _ = try await cache.resolveOffPool(["u"])
         // The settings service announced version 2 before the store (a lagging replica) has it.
-        #expect(cache.apply(.reload(userID: "u", version: 2)).0 == .unavailable)
-        #expect(cache.resolve(["u"])["u"]?.isUnavailable == true)
+        #expect(try await cache.applyOffPool(.reload(userID: "u", version: 2)).0 == .unavailable)
+        #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
         _ = try await store.put(workContext("u", version: 2))
-        #expect(cache.resolve(["u"])["u"]?.version == 2)
+        #expect(try await cache.resolveOffPool(["u"])["u"]?.version == 2)
     }
 
     @Test("PostgreSQL down: context-unavailable within the timeout and a metric; back up: recovered without restart")
@@ -101,7 +101,7 @@ struct ContextCacheTests {
 
             try server.stopServer()
             let start = ContinuousClock.now
-            let down = cache.resolve(["u"])
+            let down = try await cache.resolveOffPool(["u"])
             #expect(down["u"]?.isUnavailable == true)
             #expect(ContinuousClock.now - start < .seconds(3))
             #expect(metric(registry, "focusgate_context_load_failures_total") >= 1)
@@ -109,7 +109,7 @@ struct ContextCacheTests {
             try server.startServer()
             var recovered: ContextLookup?
             for _ in 0..<40 {
-                recovered = cache.resolve(["u"])["u"]
+                recovered = try await cache.resolveOffPool(["u"])["u"]
                 if recovered?.version == 1 { break }
                 try await Task.sleep(for: .milliseconds(250))
             }
@@ -132,12 +132,12 @@ struct ContextCacheTests {
             let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;", database: database)
             try await Task.sleep(for: .milliseconds(500))
             let start = ContinuousClock.now
-            #expect(cache.resolve(["u"])["u"]?.isUnavailable == true)
+            #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
             #expect(ContinuousClock.now - start < .seconds(1))
             lock.waitUntilExit()
             var after: Int64?
             for _ in 0..<20 where after != 1 {
-                after = cache.resolve(["u"])["u"]?.version
+                after = try await cache.resolveOffPool(["u"])["u"]?.version
                 if after != 1 { try await Task.sleep(for: .milliseconds(200)) }
             }
             #expect(after == 1)
@@ -159,15 +159,15 @@ struct ContextCacheTests {
             // Hold the table so that the miss-load of "u" is in flight, then announce version 2.
             let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;", database: database)
             try await Task.sleep(for: .milliseconds(500))
-            let loading = Task.detached { cache.resolve(["u"])["u"] }
+            let loading = Task.detached { try await cache.resolveOffPool(["u"])["u"] }
             try await Task.sleep(for: .milliseconds(300))
-            _ = cache.apply(.reload(userID: "u", version: 2))
-            let raced = await loading.value
+            _ = try await cache.applyOffPool(.reload(userID: "u", version: 2))
+            let raced = try await loading.value
             lock.waitUntilExit()
             #expect(raced?.isUnavailable == true, "the version-1 load finished after version 2 was announced")
-            #expect(cache.resolve(["u"])["u"]?.isUnavailable == true, "the store still has version 1 only")
+            #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true, "the store still has version 1 only")
             _ = try await store.put(workContext("u", version: 2))
-            #expect(cache.resolve(["u"])["u"]?.version == 2)
+            #expect(try await cache.resolveOffPool(["u"])["u"]?.version == 2)
         }
     }
 }

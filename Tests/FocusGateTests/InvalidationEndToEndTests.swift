@@ -29,19 +29,19 @@ struct InvalidationEndToEndTests {
         #expect(listener.isConsuming)
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        func decide() -> Decision {
-            FocusDecider.decide(appID: "com.example.chat", criteria: "home", interruptionLevel: .active, lookup: cache.resolve(["u-42"])["u-42"]!, nowMilliseconds: now)
+        func decide() async throws -> Decision {
+            FocusDecider.decide(appID: "com.example.chat", criteria: "home", interruptionLevel: .active, lookup: try await cache.resolveOffPool(["u-42"])["u-42"]!, nowMilliseconds: now)
         }
         // The user is cached as "no context": notifications are delivered.
-        #expect(decide().reason == .noFocus)
+        #expect(try await decide().reason == .noFocus)
 
         try await fixture.application().test(.router) { client in
             try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
         }
-        var decision = decide()
+        var decision = try await decide()
         for _ in 0..<100 where decision.reason != .predicateMismatch {
             try await Task.sleep(for: .milliseconds(20))
-            decision = decide()
+            decision = try await decide()
         }
         #expect(decision.outcome == .silenced && decision.reason == .predicateMismatch && decision.contextVersion == 17)
         #expect(changes.withLock { $0.map(\.0) } == ["u-42"])
@@ -50,8 +50,12 @@ struct InvalidationEndToEndTests {
         let newer = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":18").replacingOccurrences(of: "'work'", with: "'home'")
         _ = try await fixture.store.put(try FocusContext.decode(from: Data(newer.utf8)))
         _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":18}"#.utf8))
-        for _ in 0..<100 where decide().reason != .predicateMatch { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(decide().contextVersion == 18)
+        var reloaded = try await decide()
+        for _ in 0..<100 where reloaded.reason != .predicateMatch {
+            try await Task.sleep(for: .milliseconds(20))
+            reloaded = try await decide()
+        }
+        #expect(reloaded.contextVersion == 18)
 
         _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":5}"#.utf8))
         _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array("not json".utf8))

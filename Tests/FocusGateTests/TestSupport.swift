@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateCore
+import FocusGateKafka
 import FocusGateStore
 import Foundation
 import Logging
@@ -45,5 +46,17 @@ extension ContextLookup {
     var hasNoContext: Bool {
         if case .available(nil) = self { return true }
         return false
+    }
+}
+
+extension ContextCache {
+    /// `resolve` from a thread of its own, as workers call it (never from the cooperative pool).
+    func resolveOffPool(_ userIDs: [String]) async throws -> [String: ContextLookup] {
+        try await DedicatedThread.run(name: "test-worker") { self.resolve(userIDs) }
+    }
+
+    /// `apply` from a thread of its own, as the invalidation listener calls it.
+    func applyOffPool(_ invalidation: ContextInvalidation) async throws -> (InvalidationOutcome, CompiledFocusContext?) {
+        try await DedicatedThread.run(name: "test-listener") { self.apply(invalidation) }
     }
 }

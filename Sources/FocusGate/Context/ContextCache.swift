@@ -52,6 +52,9 @@ public final class ContextCache: Sendable {
 
     /// The contexts of a batch's users: hits from memory, misses loaded together from the store.
     /// Blocks the calling (worker) thread for at most ``Configuration/loadTimeout``.
+    ///
+    /// Call it from a dedicated thread (a worker, the listener), never from Swift's cooperative
+    /// pool: the store load itself runs on that pool.
     public func resolve(_ userIDs: some Sequence<String>) -> [String: ContextLookup] {
         var result: [String: ContextLookup] = [:]
         var misses: [String] = []

@@ -38,6 +38,11 @@ public final class InvalidationListener: Service, Sendable {
         configuration.autoOffsetReset = .latest
         configuration.isolationLevel = .readUncommitted
         configuration.prefetch = .librdkafkaDefault
+        // Invalidations are few and latency matters. A real broker answers a waiting fetch as soon
+        // as data arrives; the embedded mock broker holds it for the full wait, so keep it short.
+        if configuration.properties["fetch.wait.max.ms"] == nil {
+            configuration.properties["fetch.wait.max.ms"] = "10"
+        }
         self.configuration = configuration
         self.topic = topic
         self.cache = cache

@@ -1,5 +1,5 @@
 import FocusGateCore
-public import FocusGateKafka
+import FocusGateKafka
 import FocusGateStore
 import Foundation
 import Hummingbird
