@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FocusGateKafka"],
+            dependencies: ["FocusGateKafka", "FocusGateTestSupport"],
             swiftSettings: strictSwift
         ),
     ],

@@ -44,7 +44,7 @@ public final class PostgresServer: Sendable {
         }
         self.binaries = "/usr/lib/postgresql/\(version)/bin"
         self.directory = NSTemporaryDirectory() + "focusgate-pg-\(UUID().uuidString.prefix(8))"
-        self.port = Self.freePort()
+        self.port = Int(freeLoopbackPort())
         do {
             try FileManager.default.createDirectory(atPath: self.directory, withIntermediateDirectories: true)
         } catch {
@@ -128,20 +128,21 @@ public final class PostgresServer: Sendable {
             throw Failure(description: "\(command.joined(separator: " ")) failed (status \(status)): \(text.suffix(800))")
         }
     }
+}
 
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(fd, $0, length)
-                _ = getsockname(fd, $0, &length)
-            }
+/// A TCP port on 127.0.0.1 that the kernel considers free right now.
+public func freeLoopbackPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            _ = bind(fd, $0, length)
+            _ = getsockname(fd, $0, &length)
         }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
+    return UInt16(bigEndian: address.sin_port)
 }

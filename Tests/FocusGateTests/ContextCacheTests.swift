@@ -16,6 +16,20 @@ struct ContextCacheTests {
         return (ContextCache(store: store, configuration: configuration, metrics: ContextCacheMetrics(registry: registry), logger: testLogger), registry)
     }
 
+    /// Runs `body` with a private PostgreSQL server (which the test may stop or lock) and a
+    /// migrated store holding `u` at version 1.
+    private func withPrivatePostgres(_ body: (PostgresServer, PostgresContextStore, String) async throws -> Void) async throws {
+        let server = try PostgresServer.startPrivate()
+        defer { server.destroy() }
+        let database = "cache_\(UUID().uuidString.prefix(8).lowercased())"
+        try server.psql("CREATE DATABASE \(database)")
+        let store = try PostgresContextStore(url: server.url(database: database), logger: testLogger)
+        try await store.migrate()
+        _ = try await store.put(workContext("u", version: 1))
+        try await body(server, store, database)
+        await store.close()
+    }
+
     @Test("a batch's misses load together; hits and 'no context' answers come from memory")
     func hitsMissesAndNegativeEntries() async throws {
         let store = try await temporarySQLiteStore()
@@ -89,14 +103,7 @@ struct ContextCacheTests {
 
     @Test("PostgreSQL down: context-unavailable within the timeout and a metric; back up: recovered without restart")
     func storeOutage() async throws {
-        let server = try PostgresServer.startPrivate()
-        defer { server.destroy() }
-        let database = "cache_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.psql("CREATE DATABASE \(database)")
-        let store = try PostgresContextStore(url: server.url(database: database), logger: testLogger)
-        try await store.migrate()
-        do {
-            _ = try await store.put(workContext("u", version: 1))
+        try await self.withPrivatePostgres { server, store, database in
             let (cache, registry) = self.cache(store, timeout: .milliseconds(1500))
 
             try server.stopServer()
@@ -119,14 +126,7 @@ struct ContextCacheTests {
 
     @Test("a store that hangs (a table lock) times out as context-unavailable; the partition keeps moving")
     func storeTimeout() async throws {
-        let server = try PostgresServer.startPrivate()
-        defer { server.destroy() }
-        let database = "lock_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.psql("CREATE DATABASE \(database)")
-        let store = try PostgresContextStore(url: server.url(database: database), logger: testLogger)
-        try await store.migrate()
-        do {
-            _ = try await store.put(workContext("u", version: 1))
+        try await self.withPrivatePostgres { server, store, database in
             let (cache, _) = self.cache(store, timeout: .milliseconds(300))
 
             let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;", database: database)
@@ -146,14 +146,7 @@ struct ContextCacheTests {
 
     @Test("a load racing with a newer invalidation never wins")
     func loadRace() async throws {
-        let server = try PostgresServer.startPrivate()
-        defer { server.destroy() }
-        let database = "race_\(UUID().uuidString.prefix(8).lowercased())"
-        try server.psql("CREATE DATABASE \(database)")
-        let store = try PostgresContextStore(url: server.url(database: database), logger: testLogger)
-        try await store.migrate()
-        do {
-            _ = try await store.put(workContext("u", version: 1))
+        try await self.withPrivatePostgres { server, store, database in
             let (cache, _) = self.cache(store, timeout: .seconds(5))
 
             // Hold the table so that the miss-load of "u" is in flight, then announce version 2.

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateTestSupport
 import Foundation
 import Logging
 import Synchronization
@@ -71,19 +72,7 @@ enum KafkaTestSupport {
 
     /// A free TCP port on 127.0.0.1, as the kernel hands them out.
     static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                _ = bind(fd, $0, length)
-                _ = getsockname(fd, $0, &length)
-            }
-        }
-        return UInt16(bigEndian: address.sin_port)
+        freeLoopbackPort()
     }
 }
 

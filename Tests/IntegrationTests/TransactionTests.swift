@@ -8,6 +8,14 @@ import Testing
 extension EmbeddedBrokerTests {
 @Suite("Transactions")
 struct TransactionTests {
+    /// A broker with a one-partition output topic.
+    private func brokerWithOutput() throws -> (EmbeddedKafkaBroker, String) {
+        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+        let output = KafkaTestSupport.uniqueTopic("out")
+        try broker.createTopic(.init(name: output, partitions: 1))
+        return (broker, output)
+    }
+
     private func transactionalProducer(_ broker: EmbeddedKafkaBroker, id: String, reports: DeliveryLog) throws -> KafkaProducer {
         var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
         configuration.transactionalID = id
@@ -61,26 +69,22 @@ struct TransactionTests {
 
     @Test("abort, then a new transaction commits; aborted records stay visible only because the mock writes no markers")
     func abortThenCommit() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let output = KafkaTestSupport.uniqueTopic("out")
-        try broker.createTopic(.init(name: output, partitions: 1))
+        let (broker, output) = try self.brokerWithOutput()
 
-        do {
-            let reports = DeliveryLog()
-            let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: reports)
-            try producer.beginTransaction()
-            for index in 0..<5 {
-                try producer.produce(topic: output, key: nil, value: Array("aborted-\(index)".utf8))
-            }
-            try producer.flush(timeout: .seconds(10))
-            try producer.abortTransaction(timeout: .seconds(10))
-            try producer.beginTransaction()
-            for index in 0..<5 {
-                try producer.produce(topic: output, key: nil, value: Array("committed-\(index)".utf8))
-            }
-            try producer.commitTransaction(timeout: .seconds(10))
-            #expect(reports.outcomes.count == 10)
+        let reports = DeliveryLog()
+        let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: reports)
+        try producer.beginTransaction()
+        for index in 0..<5 {
+            try producer.produce(topic: output, key: nil, value: Array("aborted-\(index)".utf8))
         }
+        try producer.flush(timeout: .seconds(10))
+        try producer.abortTransaction(timeout: .seconds(10))
+        try producer.beginTransaction()
+        for index in 0..<5 {
+            try producer.produce(topic: output, key: nil, value: Array("committed-\(index)".utf8))
+        }
+        try producer.commitTransaction(timeout: .seconds(10))
+        #expect(reports.outcomes.count == 10)
 
         let reader = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil), logger: KafkaTestSupport.logger)
         try reader.assign([KafkaTopicPartition(topic: output, partition: 0, offset: KafkaOffset.beginning)])
@@ -93,50 +97,40 @@ struct TransactionTests {
 
     @Test("an abortable error surfaces as requiring abort; abort and retry succeed")
     func abortableError() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let output = KafkaTestSupport.uniqueTopic("out")
-        try broker.createTopic(.init(name: output, partitions: 1))
+        let (broker, output) = try self.brokerWithOutput()
 
-        do {
-            let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: DeliveryLog())
-            try broker.pushRequestErrors(.addPartitionsToTransaction, [KafkaError.Code(rawValue: 29)])  // TOPIC_AUTHORIZATION_FAILED
-            try producer.beginTransaction()
-            try producer.produce(topic: output, key: nil, value: Array("doomed".utf8))
-            let error = #expect(throws: KafkaError.self) {
-                try producer.commitTransaction(timeout: .seconds(10))
-            }
-            #expect(error?.requiresTransactionAbort == true)
-            #expect(error?.isFatal == false)
-
-            try producer.abortTransaction(timeout: .seconds(10))
-            try producer.beginTransaction()
-            try producer.produce(topic: output, key: nil, value: Array("retried".utf8))
+        let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: DeliveryLog())
+        try broker.pushRequestErrors(.addPartitionsToTransaction, [KafkaError.Code(rawValue: 29)])  // TOPIC_AUTHORIZATION_FAILED
+        try producer.beginTransaction()
+        try producer.produce(topic: output, key: nil, value: Array("doomed".utf8))
+        let error = #expect(throws: KafkaError.self) {
             try producer.commitTransaction(timeout: .seconds(10))
         }
+        #expect(error?.requiresTransactionAbort == true)
+        #expect(error?.isFatal == false)
+
+        try producer.abortTransaction(timeout: .seconds(10))
+        try producer.beginTransaction()
+        try producer.produce(topic: output, key: nil, value: Array("retried".utf8))
+        try producer.commitTransaction(timeout: .seconds(10))
     }
 
     @Test("retriable coordinator errors on EndTxn are retried inside commit")
     func retriableEndTransaction() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let output = KafkaTestSupport.uniqueTopic("out")
-        try broker.createTopic(.init(name: output, partitions: 1))
+        let (broker, output) = try self.brokerWithOutput()
 
-        do {
-            let reports = DeliveryLog()
-            let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: reports)
-            try producer.beginTransaction()
-            try producer.produce(topic: output, key: nil, value: Array("kept".utf8))
-            try broker.pushRequestErrors(.endTransaction, [.notCoordinator, .coordinatorNotAvailable, .concurrentTransactions])
-            try producer.commitTransaction(timeout: .seconds(20))
-            #expect(reports.outcomes.map(\.error) == [nil])
-        }
+        let reports = DeliveryLog()
+        let producer = try self.transactionalProducer(broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: reports)
+        try producer.beginTransaction()
+        try producer.produce(topic: output, key: nil, value: Array("kept".utf8))
+        try broker.pushRequestErrors(.endTransaction, [.notCoordinator, .coordinatorNotAvailable, .concurrentTransactions])
+        try producer.commitTransaction(timeout: .seconds(20))
+        #expect(reports.outcomes.map(\.error) == [nil])
     }
 
     @Test("a fenced producer gets a fatal error and must stop")
     func fencing() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let output = KafkaTestSupport.uniqueTopic("out")
-        try broker.createTopic(.init(name: output, partitions: 1))
+        let (broker, output) = try self.brokerWithOutput()
         let id = KafkaTestSupport.uniqueTopic("txn")
 
         let first = try self.transactionalProducer(broker, id: id, reports: DeliveryLog())
