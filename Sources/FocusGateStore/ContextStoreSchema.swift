@@ -34,6 +34,7 @@ enum ContextStoreSchema {
         String(decoding: context.encoded(), as: UTF8.self)
     }
 
-    /// Largest number of users per load query (SQLite's variable limit is far above it).
-    static let batchLimit = 500
+    /// Largest number of users per load query: a consumed batch (up to 10,000 records) is one
+    /// query. SQLite allows 32,766 bound variables; PostgreSQL takes one array parameter.
+    static let batchLimit = 10_000
 }
