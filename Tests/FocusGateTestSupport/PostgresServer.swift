@@ -88,8 +88,8 @@ public final class PostgresServer: Sendable {
     }
 
     /// Runs SQL with psql as the test superuser.
-    public func psql(_ sql: String) throws(Failure) {
-        try self.run("/usr/bin/psql", ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", sql], asPostgres: false)
+    public func psql(_ sql: String, database: String = "postgres") throws(Failure) {
+        try self.run("/usr/bin/psql", ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql], asPostgres: false)
     }
 
     /// Stops the server and removes its directory.

@@ -30,6 +30,19 @@ struct ContextCacheTests {
         await store.close()
     }
 
+    /// Waits until another session holds a lock on focus_contexts.
+    private func waitForTableLock(_ server: PostgresServer, _ database: String) async throws {
+        for _ in 0..<100 {
+            let held = (try? server.psql(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
+                database: database
+            )) != nil
+            if held { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the table lock was never taken")
+    }
+
     @Test("a batch's misses load together; hits and 'no context' answers come from memory")
     func hitsMissesAndNegativeEntries() async throws {
         let store = try await temporarySQLiteStore()
@@ -129,11 +142,11 @@ struct ContextCacheTests {
         try await self.withPrivatePostgres { server, store, database in
             let (cache, _) = self.cache(store, timeout: .milliseconds(300))
 
-            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(2); COMMIT;", database: database)
-            try await Task.sleep(for: .milliseconds(500))
+            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;", database: database)
+            try await self.waitForTableLock(server, database)
             let start = ContinuousClock.now
             #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
-            #expect(ContinuousClock.now - start < .seconds(1))
+            #expect(ContinuousClock.now - start < .seconds(2), "the 300 ms timeout, not the 4 s lock")
             lock.waitUntilExit()
             var after: Int64?
             for _ in 0..<20 where after != 1 {
@@ -150,10 +163,10 @@ struct ContextCacheTests {
             let (cache, _) = self.cache(store, timeout: .seconds(5))
 
             // Hold the table so that the miss-load of "u" is in flight, then announce version 2.
-            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(1.5); COMMIT;", database: database)
-            try await Task.sleep(for: .milliseconds(500))
+            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;", database: database)
+            try await self.waitForTableLock(server, database)
             let loading = Task.detached { try await cache.resolveOffPool(["u"])["u"] }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(500))
             _ = try await cache.applyOffPool(.reload(userID: "u", version: 2))
             let raced = try await loading.value
             lock.waitUntilExit()
