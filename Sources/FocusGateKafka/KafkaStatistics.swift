@@ -7,10 +7,13 @@ import Foundation
 public struct KafkaStatistics: Sendable {
     /// The raw statistics JSON document.
     public let json: String
+    /// The figures read from ``json``, decoded once.
+    private let decoded: Document?
 
     /// Creates statistics from librdkafka's JSON document.
     public init(json: String) {
         self.json = json
+        self.decoded = try? JSONDecoder().decode(Document.self, from: Data(json.utf8))
     }
 
     /// One partition's figures. Offsets are `nil` where librdkafka reports them as unknown (-1001).
@@ -57,25 +60,21 @@ public struct KafkaStatistics: Sendable {
 
     // MARK: - Decoding
 
-    private struct Document: Decodable {
+    private struct Document: Decodable, Sendable {
         var name: String?
         var msg_cnt: Int64?
         var topics: [String: Topic]?
     }
 
-    private struct Topic: Decodable {
+    private struct Topic: Decodable, Sendable {
         var partitions: [String: PartitionEntry]
     }
 
-    private struct PartitionEntry: Decodable {
+    private struct PartitionEntry: Decodable, Sendable {
         var partition: Int32
         var consumer_lag: Int64?
         var app_offset: Int64?
         var hi_offset: Int64?
         var committed_offset: Int64?
-    }
-
-    private var decoded: Document? {
-        try? JSONDecoder().decode(Document.self, from: Data(self.json.utf8))
     }
 }

@@ -3,10 +3,6 @@ internal import Crdkafka
 /// Builds an `rd_kafka_conf_t` from string properties, naming the property librdkafka refuses.
 enum RDKafkaConfig {
     /// Creates a configuration object. The caller owns it until `rd_kafka_new` succeeds.
-    static func make(_ properties: KeyValuePairs<String, String>) throws(KafkaError) -> OpaquePointer {
-        try self.make(properties.map { ($0.key, $0.value) })
-    }
-
     static func make(_ properties: [(String, String)]) throws(KafkaError) -> OpaquePointer {
         let conf = rd_kafka_conf_new()!
         var errorText = [CChar](repeating: 0, count: 512)

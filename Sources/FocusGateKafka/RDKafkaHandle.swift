@@ -41,9 +41,6 @@ final class RDKafkaHandle: @unchecked Sendable {
         rd_kafka_destroy(self.pointer)
     }
 
-    /// The client's name as librdkafka reports it (`rdkafka#producer-1`).
-    var name: String { String(cString: rd_kafka_name(self.pointer)) }
-
     /// The fatal error raised on this instance, if any. A fatal error makes the instance unusable.
     var fatalError: KafkaError? {
         var text = [CChar](repeating: 0, count: 512)

@@ -51,9 +51,6 @@ public struct BadgeLedger {
         case duplicate
     }
 
-    /// Users with ledger state.
-    public var userCount: Int { self.users.count }
-
     // MARK: - Events
 
     /// Records a decided notification as unread.
