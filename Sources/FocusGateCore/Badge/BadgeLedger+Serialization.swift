@@ -67,7 +67,7 @@ extension BadgeLedger {
 
     // MARK: Encoding primitives
 
-    private static func writeVarint(_ value: UInt64, to out: inout [UInt8]) {
+    static func writeVarint(_ value: UInt64, to out: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             out.append(UInt8(value & 0x7F) | 0x80)
@@ -76,12 +76,12 @@ extension BadgeLedger {
         out.append(UInt8(value))
     }
 
-    private static func writeString(_ value: String, to out: inout [UInt8]) {
+    static func writeString(_ value: String, to out: inout [UInt8]) {
         self.writeVarint(UInt64(value.utf8.count), to: &out)
         out.append(contentsOf: value.utf8)
     }
 
-    private struct Reader {
+    struct Reader {
         let bytes: [UInt8]
         var index = 0
 
