@@ -39,5 +39,8 @@ public struct EventDecodingError: Error, Sendable, Hashable, CustomStringConvert
         public static let tooLarge = Code(rawValue: "too-large")
         /// The Kafka key is present and differs from `userId`.
         public static let keyMismatch = Code(rawValue: "key-mismatch")
+
+        /// Every code, for metric labels.
+        public static let all: [Code] = [.invalidJSON, .missingField, .wrongType, .invalidValue, .duplicateField, .tooLarge, .keyMismatch]
     }
 }

@@ -35,6 +35,11 @@ public struct PartitionState {
     /// Users with any state.
     public var userCount: Int { self.windows.count }
 
+    /// The users with state here.
+    public var userIDs: [String] {
+        Array(Set(self.windows.keys).union(self.ledger.users.keys))
+    }
+
     /// Whether the user has state here.
     public func contains(userID: String) -> Bool {
         self.windows[userID] != nil || self.ledger.users[userID] != nil

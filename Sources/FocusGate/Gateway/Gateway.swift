@@ -1,0 +1,94 @@
+public import FocusGateCore
+import FocusGateKafka
+import Foundation
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// The notification pipeline (SPEC §1, §6–§8): `workers` threads, each a consumer-group member
+/// running consume-batch → decide → produce, committing outputs, state and offsets together.
+///
+/// On graceful shutdown each worker finishes its batch, commits, leaves the group and flushes. A
+/// fatal Kafka error (e.g. a fenced producer) stops every worker and is rethrown, so the instance
+/// exits with a clear log line and a non-zero status.
+public final class Gateway: Service, Sendable {
+    private let configuration: GatewayConfiguration
+    private let cache: ContextCache
+    private let metrics: GatewayMetrics
+    private let logger: Logger
+    private let inboxes: [ContextChangeInbox]
+    private let stopRequested = Atomic(false)
+    private let readyWorkers = Atomic(0)
+    private let instanceTag: String
+
+    /// The committed badges of the users this instance owns.
+    public let badges = BadgeDirectory()
+
+    /// Creates the pipeline.
+    ///
+    /// - Parameters:
+    ///   - configuration: Kafka, topics, delivery mode, workers and limits.
+    ///   - cache: The context cache shared by the workers and the invalidation listener.
+    ///   - metrics: Where the pipeline counts.
+    public init(configuration: GatewayConfiguration, cache: ContextCache, metrics: GatewayMetrics, logger: Logger) {
+        precondition(configuration.workers > 0, "workers must be positive")
+        self.configuration = configuration
+        self.cache = cache
+        self.metrics = metrics
+        self.logger = logger
+        self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
+        self.instanceTag = String(UUID().uuidString.prefix(8)).lowercased()
+    }
+
+    /// Whether every worker has joined the group (part of readiness).
+    public var isConsuming: Bool {
+        self.readyWorkers.load(ordering: .relaxed) == self.configuration.workers && !self.stopRequested.load(ordering: .relaxed)
+    }
+
+    /// Hands a changed context to every worker; the one owning the user recomputes their badges
+    /// on its own thread. Called by the invalidation listener.
+    public func contextChanged(userID: String, context: CompiledFocusContext?) {
+        for inbox in self.inboxes {
+            inbox.post(userID: userID, context: context)
+        }
+    }
+
+    /// Runs the workers until graceful shutdown, cancellation or a fatal error.
+    public func run() async throws {
+        self.logger.info(
+            "gateway starting",
+            metadata: [
+                "focusgate.workers": "\(self.configuration.workers)", "focusgate.delivery": "\(self.configuration.deliveryMode)",
+                "kafka.group": "\(self.configuration.groupID)",
+            ]
+        )
+        try await withTaskCancellationOrGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<self.configuration.workers {
+                    group.addTask {
+                        try await DedicatedThread.run(name: "focusgate-worker-\(index)") { try self.runWorker(index) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } onCancelOrGracefulShutdown: {
+            self.stopRequested.store(true, ordering: .relaxed)
+        }
+    }
+
+    private func runWorker(_ index: Int) throws {
+        let worker = GatewayWorker(
+            index: index, configuration: self.configuration, cache: self.cache, inbox: self.inboxes[index],
+            directory: self.badges, metrics: self.metrics, logger: self.logger,
+            shouldStop: { self.stopRequested.load(ordering: .relaxed) },
+            onReady: { self.readyWorkers.add(1, ordering: .relaxed) }
+        )
+        do {
+            try worker.run(instanceTag: self.instanceTag)
+        } catch {
+            self.stopRequested.store(true, ordering: .relaxed)
+            self.logger.critical("worker stopped by a fatal Kafka error; shutting down", metadata: ["kafka.error": "\(error)", "focusgate.worker": "\(index)"])
+            throw error
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import FocusGateKafka
+
+/// How the notification pipeline runs (SPEC §8, §10 `kafka.*`, `delivery.mode`, `commit.intervalMs`,
+/// `workers`, `limits.*`, `badges.*`).
+public struct GatewayConfiguration: Sendable {
+    /// `kafka.bootstrapServers` (resolved: the embedded broker's address when it runs).
+    public var bootstrapServers: String
+    /// `kafka.groupId`. Default: `focusgate`.
+    public var groupID = "focusgate"
+    /// `kafka.properties`: librdkafka properties for every client. Default: none.
+    public var kafkaProperties: [String: String] = [:]
+    /// `topics.*`. Default: SPEC §1 names.
+    public var topics = TopicNames()
+    /// `delivery.mode`. Default: `.exactlyOnce`.
+    public var deliveryMode: DeliveryMode = .exactlyOnce
+    /// `commit.intervalMs`: how often outputs, state and offsets are committed. Default: 250 ms.
+    public var commitInterval: Duration = .milliseconds(250)
+    /// `workers`: consume-decide-produce threads, each a group member. Default: `1`.
+    public var workers = 1
+    /// `limits.maxEventBytes`: larger input goes to the DLQ as `too-large`. Default: `65536`.
+    public var maxEventBytes = 65_536
+    /// `badges.maxUnreadPerApp`. Default: `1000`.
+    public var maxUnreadPerApp = 1000
+    /// `dedupe.windowPerUser`: notification ids remembered per user to drop duplicates. Default: `1000`.
+    public var dedupeWindowPerUser = 1000
+    /// Records taken from the consumer per batch. Default: `2048`.
+    public var maxBatchRecords = 2048
+    /// Prefix of each worker's `transactional.id` (the worker index is appended). Default: the group
+    /// id and a random instance tag.
+    public var transactionalIDPrefix: String?
+    /// Also commit offsets with the consumer group after each transaction.
+    ///
+    /// The embedded broker (librdkafka 2.0.2's mock cluster) accepts offsets sent with a
+    /// transaction but does not store them; with this set, a restarted gateway resumes where the
+    /// last transaction ended. Redundant (and harmless) on a real cluster. Default: `false`;
+    /// `serve` sets it when it runs the embedded broker.
+    public var commitOffsetsOutsideTransaction = false
+    /// How long a transaction commit, flush or abort may take before it counts as failed. Default: 30 s.
+    public var operationTimeout: Duration = .seconds(30)
+    /// Session timeout of the group membership. Default: 45 s.
+    public var sessionTimeout: Duration = .seconds(45)
+
+    /// The defaults, for `bootstrapServers`.
+    public init(bootstrapServers: String) {
+        self.bootstrapServers = bootstrapServers
+    }
+
+    /// `delivery.mode`.
+    public struct DeliveryMode: Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        public var description: String { self.rawValue }
+
+        /// A transactional producer per worker: outputs, state changelog and offsets in one
+        /// Kafka transaction every commit interval.
+        public static let exactlyOnce = DeliveryMode(rawValue: "exactly-once")
+        /// An idempotent producer; offsets are committed once every output of the interval is
+        /// delivered. For clusters without transactions; a crash replays the uncommitted window.
+        public static let atLeastOnce = DeliveryMode(rawValue: "at-least-once")
+
+        /// The mode named `text`, or `nil`.
+        public init?(_ text: String) {
+            guard text == Self.exactlyOnce.rawValue || text == Self.atLeastOnce.rawValue else { return nil }
+            self.rawValue = text
+        }
+
+        private init(rawValue: String) {
+            self.rawValue = rawValue
+        }
+    }
+
+    // MARK: - Client configurations
+
+    func consumerConfiguration() -> KafkaConsumerConfiguration {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: self.bootstrapServers, groupID: self.groupID)
+        configuration.properties = self.kafkaProperties
+        configuration.sessionTimeout = self.sessionTimeout
+        configuration.isolationLevel = .readCommitted
+        return configuration
+    }
+
+    func producerConfiguration(worker: Int, instanceTag: String) -> KafkaProducerConfiguration {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: self.bootstrapServers)
+        configuration.properties = self.kafkaProperties
+        configuration.isIdempotent = true
+        if self.deliveryMode == .exactlyOnce {
+            configuration.transactionalID = "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"
+        }
+        return configuration
+    }
+}

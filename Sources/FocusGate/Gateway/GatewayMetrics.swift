@@ -1,0 +1,102 @@
+import FocusGateCore
+public import Prometheus
+
+/// The pipeline's metrics (SPEC §10 names), created once. Workers count a batch locally and add
+/// the totals here once per batch, so the hot loop takes no metric locks.
+public struct GatewayMetrics: Sendable {
+    let consumed: Counter
+    /// By ``Decision/Outcome`` then by index in ``Decision/Reason/all``.
+    let decisions: [[Counter]]
+    let duplicates: Counter
+    let badgeUpdates: Counter
+    let committed: Counter
+    let aborted: Counter
+    let rebalances: Counter
+    let decisionLatency: DurationHistogram
+    private let deadLetters: [EventDecodingError.Code: Counter]
+    private let registry: PrometheusCollectorRegistry
+
+    /// Decision-latency observations taken per batch (evenly spaced records), so that the
+    /// histogram's lock is taken a bounded number of times per batch.
+    static let latencySamplesPerBatch = 16
+
+    /// Registers the metrics in `registry`.
+    public init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        self.consumed = registry.makeCounter(descriptor: .focusgate("events_consumed", unit: "total", "Records consumed from the notifications topic."))
+        self.decisions = Decision.Outcome.allCases.map { outcome in
+            Decision.Reason.all.map { reason in
+                registry.makeCounter(
+                    descriptor: .focusgate("decisions", unit: "total", "Notifications decided, by decision and reason."),
+                    labels: [("decision", outcome.rawValue), ("reason", reason.rawValue)]
+                )
+            }
+        }
+        var deadLetters: [EventDecodingError.Code: Counter] = [:]
+        for code in EventDecodingError.Code.all {
+            deadLetters[code] = registry.makeCounter(
+                descriptor: .focusgate("dlq", unit: "total", "Records sent to the dead-letter topic, by error code."),
+                labels: [("error", code.rawValue)]
+            )
+        }
+        self.deadLetters = deadLetters
+        self.duplicates = registry.makeCounter(descriptor: .focusgate("duplicates", unit: "total", "Duplicate notifications dropped (same user and id within the dedupe window)."))
+        self.badgeUpdates = registry.makeCounter(descriptor: .focusgate("badge_updates", unit: "total", "Badge updates published."))
+        let transactions = MetricNameDescriptor.focusgate("transactions", unit: "total", "Commits of outputs, state and offsets, by result.")
+        self.committed = registry.makeCounter(descriptor: transactions, labels: [("result", "committed")])
+        self.aborted = registry.makeCounter(descriptor: transactions, labels: [("result", "aborted")])
+        self.rebalances = registry.makeCounter(descriptor: .focusgate("rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))
+        self.decisionLatency = registry.makeDurationHistogram(
+            descriptor: .focusgate(
+                "decision_latency", unit: "seconds",
+                "Input record timestamp to output produced; sampled, up to \(Self.latencySamplesPerBatch) records per batch."
+            ),
+            buckets: [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20), .milliseconds(50),
+                .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30),
+            ]
+        )
+    }
+
+    func deadLetter(_ code: EventDecodingError.Code) -> Counter {
+        self.deadLetters[code] ?? self.deadLetters[.invalidValue]!
+    }
+
+    /// The gauge of one input partition's consumer lag.
+    func consumerLag(topic: String, partition: Int32) -> Gauge {
+        self.registry.makeGauge(
+            descriptor: .focusgate("consumer_lag", unit: "", "Records behind the partition's high watermark, from librdkafka's statistics."),
+            labels: [("topic", topic), ("partition", String(partition))]
+        )
+    }
+}
+
+/// What one batch counted, added to ``GatewayMetrics`` once.
+struct BatchCounts {
+    var consumed = 0
+    var decisions = [[Int]](repeating: [Int](repeating: 0, count: Decision.Reason.all.count), count: Decision.Outcome.allCases.count)
+    var deadLetters: [EventDecodingError.Code: Int] = [:]
+    var duplicates = 0
+    var badgeUpdates = 0
+
+    mutating func count(_ decision: Decision) {
+        let outcome = decision.outcome == .delivered ? 0 : 1
+        if let reason = Decision.Reason.all.firstIndex(of: decision.reason) {
+            self.decisions[outcome][reason] += 1
+        }
+    }
+
+    func add(to metrics: GatewayMetrics) {
+        if self.consumed > 0 { metrics.consumed.increment(by: Int64(self.consumed)) }
+        for (outcome, reasons) in self.decisions.enumerated() {
+            for (reason, count) in reasons.enumerated() where count > 0 {
+                metrics.decisions[outcome][reason].increment(by: Int64(count))
+            }
+        }
+        for (code, count) in self.deadLetters {
+            metrics.deadLetter(code).increment(by: Int64(count))
+        }
+        if self.duplicates > 0 { metrics.duplicates.increment(by: Int64(self.duplicates)) }
+        if self.badgeUpdates > 0 { metrics.badgeUpdates.increment(by: Int64(self.badgeUpdates)) }
+    }
+}

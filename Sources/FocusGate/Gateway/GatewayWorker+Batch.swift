@@ -1,0 +1,139 @@
+import FocusGateCore
+import FocusGateKafka
+
+// MARK: - The hot path: one consumed batch
+
+extension GatewayWorker {
+    /// Decodes the batch, resolves its users' contexts with one cache call, then decides and
+    /// produces record by record: outputs with the input bytes unchanged, DLQ records, badge updates.
+    ///
+    /// - Throws: ``KafkaError`` from the producer; the caller aborts and rewinds (or stops when fatal).
+    func process(_ batch: KafkaRecordBatch) throws(KafkaError) {
+        for error in batch.errors {
+            self.logger.warning("consumer error", metadata: ["kafka.error": "\(error)"])
+        }
+        guard !batch.isEmpty else { return }
+
+        // Pass 1: routing fields and users, no output yet.
+        self.decoded.removeAll(keepingCapacity: true)
+        self.batchUsers.removeAll(keepingCapacity: true)
+        for record in batch {
+            guard self.accepts(record) else {
+                self.decoded.append(.skipped)
+                continue
+            }
+            do {
+                let event = try self.decoder.decode(value: record.value, key: record.key)
+                self.batchUsers.append(event.userID)
+                self.decoded.append(.event(event))
+            } catch {
+                self.decoded.append(.invalid(error))
+            }
+        }
+        let contexts = self.batchUsers.isEmpty ? [:] : self.cache.resolve(self.batchUsers)
+        let now = WallClock.nowMilliseconds()
+        let decidedAt = KafkaHeader(name: "focusgate-decided-at", value: String(now))
+        let sourcePrefix = self.configuration.topics.notifications + "/"
+        try self.beginTransactionIfNeeded()
+
+        // Pass 2: decide, update state, produce.
+        var counts = BatchCounts()
+        for (position, record) in batch.enumerated() {
+            let source = { KafkaHeader(name: "focusgate-source", value: "\(sourcePrefix)\(record.partition)/\(record.offset)") }
+            switch self.decoded[position] {
+            case .skipped:
+                continue
+            case .invalid(let error):
+                try self.producer.produce(
+                    topic: self.deadLetters, key: record.key, value: record.value,
+                    headers: [
+                        KafkaHeader(name: "focusgate-error", value: error.code.rawValue),
+                        KafkaHeader(name: "focusgate-error-detail", value: error.description),
+                        source(),
+                    ]
+                )
+                counts.deadLetters[error.code, default: 0] += 1
+            case .event(let event):
+                let lookup = contexts[event.userID] ?? .unavailable
+                var context: CompiledFocusContext?
+                if case .available(let found) = lookup { context = found }
+                var update: BadgeUpdate?
+                if event.kind == .notification {
+                    let decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: now)
+                    switch self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now) {
+                    case .duplicate:
+                        counts.duplicates += 1
+                    case .applied(let changed):
+                        update = changed
+                        try self.producer.produce(
+                            topic: decision.outcome == .delivered ? self.delivered : self.silenced,
+                            key: record.key, value: record.value,
+                            headers: Self.headers(for: decision, source: source(), decidedAt: decidedAt)
+                        )
+                        counts.count(decision)
+                    }
+                } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now) {
+                    update = changed
+                }
+                if let update {
+                    try self.publish(update)
+                    counts.badgeUpdates += 1
+                }
+                if let context {
+                    self.watchExpiry(of: context, userID: event.userID, nowMilliseconds: now)
+                }
+            }
+            self.partitions[record.partition]!.next = record.offset + 1
+        }
+        counts.consumed = batch.count
+        counts.add(to: self.metrics)
+        self.sampleLatency(batch, nowMilliseconds: now)
+    }
+
+    /// Whether `record` is to be processed: its partition is owned here and it is not a record
+    /// fetched before a rewind.
+    private func accepts(_ record: KafkaRecord) -> Bool {
+        guard let partition = self.partitions[record.partition] else { return false }
+        if let staleFrom = partition.staleFrom {
+            if record.offset >= staleFrom { return false }
+            self.partitions[record.partition]!.staleFrom = nil  // the replay has begun
+        }
+        if let next = partition.next, record.offset < next { return false }
+        return true
+    }
+
+    static func headers(for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader) -> [KafkaHeader] {
+        var headers = [
+            KafkaHeader(name: "focusgate-decision", value: decision.outcome.rawValue),
+            KafkaHeader(name: "focusgate-reason", value: decision.reason.rawValue),
+        ]
+        if let focus = decision.focus {
+            headers.append(KafkaHeader(name: "focusgate-focus", value: focus))
+        }
+        if let version = decision.contextVersion {
+            headers.append(KafkaHeader(name: "focusgate-context-version", value: String(version)))
+        }
+        headers.append(source)
+        headers.append(decidedAt)
+        return headers
+    }
+
+    /// Produces a badge update to `notifications.badges` (key `userId/appId`).
+    func publish(_ update: BadgeUpdate) throws(KafkaError) {
+        try self.producer.produce(topic: self.configuration.topics.badges, key: Array(update.key.utf8), value: update.jsonBytes)
+    }
+
+    func beginTransactionIfNeeded() throws(KafkaError) {
+        guard self.configuration.deliveryMode == .exactlyOnce, !self.transactionOpen else { return }
+        try self.producer.beginTransaction()
+        self.transactionOpen = true
+    }
+
+    private func sampleLatency(_ batch: KafkaRecordBatch, nowMilliseconds: Int64) {
+        let step = max(1, batch.count / GatewayMetrics.latencySamplesPerBatch)
+        for position in stride(from: 0, to: batch.count, by: step) {
+            guard let timestamp = batch[position].timestamp, timestamp <= nowMilliseconds else { continue }
+            self.metrics.decisionLatency.record(.milliseconds(nowMilliseconds - timestamp))
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import FocusGateCore
+import FocusGateKafka
+
+// MARK: - Commit, abort, rewind
+
+extension GatewayWorker {
+    /// Commits everything processed since the last commit: the state changelog records of the
+    /// changed users, then (exactly-once) the offsets inside the transaction and the transaction,
+    /// or (at-least-once) a flush that must deliver every output, then the offsets.
+    ///
+    /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
+    func commit() throws(KafkaError) {
+        let owned = self.partitions.keys.sorted()
+        let changed = owned.filter { !self.partitions[$0]!.state.changedUsers.isEmpty }
+        let offsets = owned.compactMap { partition -> KafkaTopicPartition? in
+            guard let progress = self.partitions[partition], progress.hasUncommittedOffsets, let next = progress.next else { return nil }
+            return KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: next)
+        }
+        guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
+
+        try self.beginTransactionIfNeeded()
+        var published: [(userID: String, badges: [BadgeLedger.Badge])] = []
+        for partition in changed {
+            let state = self.partitions[partition]!.state
+            for userID in state.changedUsers {
+                try self.producer.produce(
+                    topic: self.configuration.topics.state, partition: partition,
+                    key: Array(userID.utf8), value: state.serializedState(userID: userID)
+                )
+                published.append((userID, state.badges(userID: userID)))
+            }
+        }
+        if self.configuration.deliveryMode == .exactlyOnce {
+            if !offsets.isEmpty {
+                let group = try self.consumer.groupMetadata()
+                try self.retrying { () throws(KafkaError) in
+                    try self.producer.sendOffsetsToTransaction(offsets, groupMetadata: group, timeout: self.configuration.operationTimeout)
+                }
+            }
+            try self.retrying { () throws(KafkaError) in try self.producer.commitTransaction(timeout: self.configuration.operationTimeout) }
+            self.transactionOpen = false
+            if self.configuration.commitOffsetsOutsideTransaction {
+                try self.consumer.commit(offsets)
+            }
+        } else {
+            try self.producer.flush(timeout: self.configuration.operationTimeout)
+            if let failure = self.deliveries.firstFailure {
+                throw failure
+            }
+            try self.consumer.commit(offsets)
+        }
+        for partition in owned {
+            self.partitions[partition]!.state.commit()
+            if let next = self.partitions[partition]!.next {
+                self.partitions[partition]!.committed = next
+            }
+        }
+        self.directory.publish(published)
+        self.metrics.committed.increment()
+    }
+
+    /// Undoes everything since the last commit after a non-fatal error: aborts the transaction
+    /// (exactly-once), rolls the partitions' state back, and rewinds them to the committed offsets
+    /// so the same records are processed again.
+    ///
+    /// - Throws: A fatal ``KafkaError`` when the abort itself fails.
+    func abortAndRewind(after error: KafkaError) throws(KafkaError) {
+        self.logger.warning("aborting and rewinding to the last commit", metadata: ["kafka.error": "\(error)"])
+        self.metrics.aborted.increment()
+        if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
+            do {
+                try self.retrying { () throws(KafkaError) in try self.producer.abortTransaction(timeout: self.configuration.operationTimeout) }
+            } catch {
+                throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
+            }
+            self.transactionOpen = false
+        } else {
+            // At-least-once: what was produced stays produced; the replay may duplicate it.
+            _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
+        }
+        self.deliveries.reset()
+        var seeks: [KafkaTopicPartition] = []
+        for (partition, progress) in self.partitions {
+            self.partitions[partition]!.state.rollback()
+            guard let next = progress.next, next != progress.committed else { continue }
+            seeks.append(KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
+            self.partitions[partition]!.staleFrom = next
+            self.partitions[partition]!.next = nil
+        }
+        if !seeks.isEmpty {
+            try self.consumer.seek(seeks)
+        }
+    }
+
+    /// Runs a transactional call again while librdkafka says the error is retriable.
+    private func retrying(_ call: () throws(KafkaError) -> Void) throws(KafkaError) {
+        var attempts = 0
+        while true {
+            do {
+                return try call()
+            } catch where error.isRetriable && !error.requiresTransactionAbort && !error.isFatal && attempts < 5 {
+                attempts += 1
+                self.logger.info("retrying", metadata: ["kafka.error": "\(error)", "focusgate.attempt": "\(attempts)"])
+            }
+        }
+    }
+}

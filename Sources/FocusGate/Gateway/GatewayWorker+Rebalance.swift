@@ -1,0 +1,116 @@
+import FocusGateCore
+import FocusGateKafka
+
+// MARK: - Partitions arriving and leaving
+
+extension GatewayWorker {
+    /// The rebalance hook: runs on the worker's thread inside `consumeBatch`, before librdkafka
+    /// changes the assignment. Failures are kept in ``hookFailure`` for the loop to rethrow.
+    func rebalance(_ rebalance: KafkaRebalance) {
+        self.metrics.rebalances.increment()
+        do {
+            switch rebalance {
+            case .assigned(let assigned):
+                try self.assign(assigned.filter { $0.topic == self.configuration.topics.notifications })
+            case .revoked(let revoked, let lost):
+                try self.revoke(revoked.filter { $0.topic == self.configuration.topics.notifications }.map(\.partition), lost: lost)
+            }
+        } catch {
+            self.hookFailure = KafkaError(code: error.code, message: "rebalance: \(error.message)", isFatal: true)
+        }
+    }
+
+    /// Restores the arriving partitions' state from the changelog before any of their records is
+    /// consumed, and notes their committed offsets as the rewind points.
+    private func assign(_ assigned: [KafkaTopicPartition]) throws(KafkaError) {
+        guard !assigned.isEmpty else { return }
+        let started = ContinuousClock.now
+        let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
+        var restoredRecords = 0
+        for partition in committed {
+            var state = PartitionState(maxUnreadPerApp: self.configuration.maxUnreadPerApp, dedupeWindow: self.configuration.dedupeWindowPerUser)
+            restoredRecords += try self.restorer.restore(partition: partition.partition, into: &state)
+            self.directory.publish(state.userIDs.map { ($0, state.badges(userID: $0)) })
+            self.partitions[partition.partition] = Partition(state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
+        }
+        self.logger.info(
+            "partitions restored",
+            metadata: [
+                "kafka.partitions": "\(assigned.map(\.partition))",
+                "focusgate.state.records": "\(restoredRecords)",
+                "focusgate.duration": "\(ContinuousClock.now - started)",
+            ]
+        )
+    }
+
+    /// Commits the work of the leaving partitions (or, when the assignment was lost, abandons the
+    /// open transaction), then forgets their state.
+    private func revoke(_ revoked: [Int32], lost: Bool) throws(KafkaError) {
+        guard !revoked.isEmpty else { return }
+        if !lost {
+            do {
+                try self.commit()
+            } catch where !error.isFatal {
+                try self.abortAndRewind(after: error)
+            }
+        }
+        for partition in revoked {
+            guard let leaving = self.partitions.removeValue(forKey: partition) else { continue }
+            self.directory.remove(leaving.state.userIDs)
+            self.lagGauges[partition] = nil
+        }
+        if lost {
+            // Another member may own these partitions now; what this worker did since its last
+            // commit for the others is undone too, since it shared the transaction.
+            try self.abortAndRewind(after: KafkaError(code: .state, message: "assignment lost"))
+        }
+    }
+
+    // MARK: - Context changes and expiry
+
+    /// Recomputes the badges of owned users whose context the invalidation listener changed.
+    func applyContextChanges() throws(KafkaError) {
+        let changes = self.inbox.drain()
+        guard !changes.isEmpty else { return }
+        let now = WallClock.nowMilliseconds()
+        for change in changes {
+            try self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
+            if let context = change.context {
+                self.watchExpiry(of: context, userID: change.userID, nowMilliseconds: now)
+            }
+        }
+    }
+
+    /// Recomputes the badges of owned users whose Focus has just expired (no message announces it).
+    func applyExpirations() throws(KafkaError) {
+        guard let first = self.expirations.min else { return }
+        let now = WallClock.nowMilliseconds()
+        guard first.atMilliseconds <= now else { return }
+        while let due = self.expirations.min, due.atMilliseconds <= now {
+            self.expirations.removeMin()
+            guard self.watchedExpiry[due.userID] == due.atMilliseconds else { continue }
+            self.watchedExpiry[due.userID] = nil
+            guard case .available(let context)? = self.cache.resolve([due.userID])[due.userID] else { continue }
+            try self.recompute(userID: due.userID, context: context, nowMilliseconds: now)
+        }
+    }
+
+    /// Schedules a badge recompute for the moment `context` expires, once per user and expiry.
+    func watchExpiry(of context: CompiledFocusContext, userID: String, nowMilliseconds: Int64) {
+        // The Focus is on while now <= expiresAt, off from the next millisecond.
+        guard context.focus != nil, context.expiresAtMilliseconds != .max, context.expiresAtMilliseconds >= nowMilliseconds else { return }
+        let offAt = context.expiresAtMilliseconds + 1
+        guard self.watchedExpiry[userID] != offAt else { return }
+        self.watchedExpiry[userID] = offAt
+        self.expirations.insert(Expiration(atMilliseconds: offAt, userID: userID))
+    }
+
+    private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) throws(KafkaError) {
+        guard let owner = self.partitions.first(where: { $0.value.state.contains(userID: userID) })?.key else { return }
+        try self.beginTransactionIfNeeded()
+        for update in self.partitions[owner]!.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds) {
+            try self.publish(update)
+            self.metrics.badgeUpdates.increment()
+        }
+    }
+}

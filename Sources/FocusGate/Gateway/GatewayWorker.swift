@@ -1,0 +1,192 @@
+import FocusGateCore
+import FocusGateKafka
+import HeapModule
+import Logging
+import Prometheus
+
+/// One consume-decide-produce thread (SPEC §8): a consumer-group member with its own producer,
+/// and the badge and dedupe state of the partitions it owns.
+///
+/// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside
+/// `consumeBatch`), delivery reports (inside `poll`/`flush`), commits and restores. Nothing is
+/// shared with other threads except through ``ContextCache`` (one lookup per batch),
+/// ``ContextChangeInbox`` (drained once per loop) and ``BadgeDirectory`` (written once per commit).
+final class GatewayWorker {
+    /// Where one owned input partition stands.
+    struct Partition {
+        var state: PartitionState
+        /// The offset a rewind returns to: the last committed one (`KafkaOffset.beginning` when none).
+        var committed: Int64
+        /// The offset after the last record processed since assignment or rewind.
+        var next: Int64?
+        /// After a rewind in librdkafka 2.0.2, `consume_batch_queue` may still return records
+        /// fetched before the seek; they have offsets at or above this one and come first.
+        var staleFrom: Int64?
+
+        var hasUncommittedOffsets: Bool { self.next.map { $0 != self.committed } ?? false }
+    }
+
+    let index: Int
+    let configuration: GatewayConfiguration
+    let cache: ContextCache
+    let inbox: ContextChangeInbox
+    let directory: BadgeDirectory
+    let metrics: GatewayMetrics
+    let logger: Logger
+    private let shouldStop: @Sendable () -> Bool
+    private let onReady: @Sendable () -> Void
+
+    let decoder: EventDecoder
+    var consumer: KafkaConsumer!
+    var producer: KafkaProducer!
+    var restorer: StateRestorer!
+    let deliveries = DeliveryLog()
+    var partitions: [Int32: Partition] = [:]
+    var transactionOpen = false
+    /// An error raised inside the rebalance hook, rethrown by the loop.
+    var hookFailure: KafkaError?
+    var expirations = Heap<Expiration>()
+    var watchedExpiry: [String: Int64] = [:]
+    var lagGauges: [Int32: Gauge] = [:]
+
+    // Handles and buffers reused by every batch.
+    var delivered: KafkaTopic!
+    var silenced: KafkaTopic!
+    var deadLetters: KafkaTopic!
+    var decoded: [Decoded] = []
+    var batchUsers: [String] = []
+
+    enum Decoded {
+        case event(NotificationEvent)
+        case invalid(EventDecodingError)
+        case skipped
+    }
+
+    struct Expiration: Comparable {
+        var atMilliseconds: Int64
+        var userID: String
+        static func < (lhs: Self, rhs: Self) -> Bool { lhs.atMilliseconds < rhs.atMilliseconds }
+    }
+
+    init(
+        index: Int, configuration: GatewayConfiguration, cache: ContextCache, inbox: ContextChangeInbox,
+        directory: BadgeDirectory, metrics: GatewayMetrics, logger: Logger,
+        shouldStop: @escaping @Sendable () -> Bool, onReady: @escaping @Sendable () -> Void
+    ) {
+        self.index = index
+        self.configuration = configuration
+        self.cache = cache
+        self.inbox = inbox
+        self.directory = directory
+        self.metrics = metrics
+        var logger = logger
+        logger[metadataKey: "focusgate.worker"] = "\(index)"
+        self.logger = logger
+        self.shouldStop = shouldStop
+        self.onReady = onReady
+        self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
+    }
+
+    // MARK: - Life cycle
+
+    /// Runs until asked to stop, then commits, leaves the group and flushes.
+    ///
+    /// - Throws: A fatal ``KafkaError`` (e.g. the producer was fenced); the caller shuts the
+    ///   instance down.
+    func run(instanceTag: String) throws(KafkaError) {
+        try self.start(instanceTag: instanceTag)
+        defer {
+            self.consumer.close()
+            self.restorer = nil
+        }
+        var nextCommit = ContinuousClock.now + self.configuration.commitInterval
+        while !self.shouldStop() {
+            let wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
+            do {
+                try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) { (batch) throws(KafkaError) in
+                    try self.process(batch)
+                }
+                try self.checkFatal()
+                try self.applyContextChanges()
+                try self.applyExpirations()
+                self.producer.poll()
+                if ContinuousClock.now >= nextCommit {
+                    try self.commit()
+                    nextCommit = ContinuousClock.now + self.configuration.commitInterval
+                }
+            } catch where !error.isFatal {
+                try self.abortAndRewind(after: error)
+            }
+        }
+        self.logger.info("stopping: committing and leaving the group")
+        do {
+            try self.commit()
+        } catch where !error.isFatal {
+            try self.abortAndRewind(after: error)
+        }
+        self.consumer.close()  // the revoke hook finds nothing left to commit
+        try self.checkFatal()
+        try self.producer.flush(timeout: self.configuration.operationTimeout)
+    }
+
+    private func start(instanceTag: String) throws(KafkaError) {
+        let deliveries = self.deliveries
+        self.producer = try KafkaProducer(
+            configuration: self.configuration.producerConfiguration(worker: self.index, instanceTag: instanceTag),
+            logger: self.logger,
+            onDeliveryReport: { report in deliveries.record(report) }
+        )
+        if self.configuration.deliveryMode == .exactlyOnce {
+            try self.producer.initTransactions(timeout: self.configuration.operationTimeout)
+        }
+        self.delivered = try self.producer.topic(self.configuration.topics.delivered)
+        self.silenced = try self.producer.topic(self.configuration.topics.silenced)
+        self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
+        self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
+        var consumerConfiguration = self.configuration.consumerConfiguration()
+        consumerConfiguration.statisticsInterval = .seconds(5)
+        self.consumer = try KafkaConsumer(
+            configuration: consumerConfiguration,
+            logger: self.logger,
+            onRebalance: { [unowned self] rebalance in self.rebalance(rebalance) },
+            onStatistics: { [unowned self] statistics in self.recordLag(statistics) }
+        )
+        try self.consumer.subscribe([self.configuration.topics.notifications])
+        self.onReady()
+    }
+
+    func checkFatal() throws(KafkaError) {
+        if let failure = self.hookFailure {
+            self.hookFailure = nil
+            throw failure
+        }
+        if let fatal = self.producer.fatalError ?? self.consumer.fatalError {
+            throw fatal
+        }
+    }
+
+    private func recordLag(_ statistics: KafkaStatistics) {
+        for partition in statistics.partitions where partition.topic == self.configuration.topics.notifications {
+            guard self.partitions[partition.partition] != nil, let lag = partition.consumerLag else { continue }
+            let gauge = self.lagGauges[partition.partition] ?? self.metrics.consumerLag(topic: partition.topic, partition: partition.partition)
+            self.lagGauges[partition.partition] = gauge
+            gauge.set(Double(lag))
+        }
+    }
+}
+
+/// The outcome of every record the worker's producer sent, served on the worker's thread.
+final class DeliveryLog {
+    /// The first failed delivery since ``reset()``.
+    private(set) var firstFailure: KafkaError?
+
+    func record(_ report: KafkaDeliveryReport) {
+        if self.firstFailure == nil, let error = report.error {
+            self.firstFailure = error
+        }
+    }
+
+    func reset() {
+        self.firstFailure = nil
+    }
+}
