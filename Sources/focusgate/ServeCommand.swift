@@ -9,28 +9,70 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Run FocusGate: with no kafka.bootstrapServers, the embedded broker and SQLite store.",
         discussion: """
-            Settings come from FOCUSGATE_* environment variables (FOCUSGATE_KAFKA_BOOTSTRAPSERVERS,
-            FOCUSGATE_STORE_KIND, FOCUSGATE_ADMIN_PORT, …); see the README's configuration section.
+            Settings come from the YAML file given with --config (config/focusgate.yaml documents every
+            key), each overridden by its FOCUSGATE_* environment variable (FOCUSGATE_KAFKA_BOOTSTRAPSERVERS
+            for kafka.bootstrapServers). Exits 0 after a graceful stop (SIGTERM, SIGINT), 1 after a fatal
+            Kafka error, 2 for a configuration error.
             """
     )
+
+    @OptionGroup var source: ConfigurationSource
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
     func run() async throws {
         let logger = makeLogger(label: "focusgate", level: self.logLevel)
-        let configuration: ServerConfiguration
+        let configuration = try self.source.load()
         do {
-            configuration = try ServerConfiguration.fromEnvironment(ProcessInfo.processInfo.environment)
+            try await FocusGateServer(configuration: configuration, logger: logger).run { bootstrapServers, adminURL in
+                print("kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker)" : "")")
+                print("admin: \(adminURL)")
+                print("store: \(configuration.storeKind == "sqlite" ? configuration.sqlitePath : "postgres")")
+                fflush(nil)
+            }
+        } catch {
+            printError("focusgate stopped: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// `--config FILE` and the environment: where `serve` and `config` read their settings.
+struct ConfigurationSource: ParsableArguments {
+    @Option(name: .customLong("config"), help: "YAML configuration file (see config/focusgate.yaml).")
+    var file: String?
+
+    /// The effective configuration; exits 2 with the key named on an error.
+    func load() throws -> ServerConfiguration {
+        do {
+            var yaml: String?
+            if let file = self.file {
+                guard let data = FileManager.default.contents(atPath: file) else {
+                    throw ServerConfiguration.Error(key: "--config", message: "cannot read \(file)")
+                }
+                yaml = String(decoding: data, as: UTF8.self)
+            }
+            return try ServerConfiguration.load(yaml: yaml, environment: ProcessInfo.processInfo.environment)
         } catch {
             printError("configuration: \(error)")
             throw ExitCode(2)
         }
-        try await FocusGateServer(configuration: configuration, logger: logger).run { bootstrapServers, adminURL in
-            print("kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker)" : "")")
-            print("admin: \(adminURL)")
-            print("store: \(configuration.storeKind == "sqlite" ? configuration.sqlitePath : "postgres")")
-            fflush(nil)
+    }
+}
+
+/// `focusgate config`: print the effective configuration, secrets redacted.
+struct ConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "config",
+        abstract: "Print the effective configuration (file, then environment), secrets redacted."
+    )
+
+    @OptionGroup var source: ConfigurationSource
+
+    func run() throws {
+        for (key, value) in try self.source.load().describe() {
+            print("\(key): \(value)")
         }
     }
 }

@@ -28,13 +28,15 @@ public struct GatewayConfiguration: Sendable {
     /// Prefix of each worker's `transactional.id` (the worker index is appended). Default: the group
     /// id and a random instance tag.
     public var transactionalIDPrefix: String?
-    /// Also commit offsets with the consumer group after each transaction.
+    /// `delivery.commitGroupOffsets`: in exactly-once mode, also commit the offsets through the
+    /// consumer group once each transaction has committed.
     ///
     /// The embedded broker (librdkafka 2.0.2's mock cluster) accepts offsets sent with a
     /// transaction but does not store them; with this set, a restarted gateway resumes where the
-    /// last transaction ended. Redundant (and harmless) on a real cluster. Default: `false`;
-    /// `serve` sets it when it runs the embedded broker.
-    public var commitOffsetsOutsideTransaction = false
+    /// last transaction ended. Redundant on a real cluster (the transaction already committed the
+    /// same offsets; a failure is only logged). Default: `false`; `serve` turns it on when it
+    /// starts the embedded broker.
+    public var commitGroupOffsets = false
     /// How long a transaction commit, flush or abort may take before it counts as failed. Default: 30 s.
     public var operationTimeout: Duration = .seconds(30)
     /// Session timeout of the group membership. Default: 45 s.

@@ -39,9 +39,6 @@ extension GatewayWorker {
             }
             try self.retrying { () throws(KafkaError) in try self.producer.commitTransaction(timeout: self.configuration.operationTimeout) }
             self.transactionOpen = false
-            if self.configuration.commitOffsetsOutsideTransaction {
-                try self.consumer.commit(offsets)
-            }
         } else {
             try self.producer.flush(timeout: self.configuration.operationTimeout)
             if let failure = self.deliveries.firstFailure {
@@ -57,6 +54,14 @@ extension GatewayWorker {
         }
         self.directory.publish(published)
         self.metrics.committed.increment()
+        if self.configuration.deliveryMode == .exactlyOnce && self.configuration.commitGroupOffsets {
+            // Committed already, inside the transaction: a failure here loses nothing.
+            do {
+                try self.consumer.commit(offsets)
+            } catch {
+                self.logger.warning("group offset commit after the transaction failed", metadata: ["kafka.error": "\(error)"])
+            }
+        }
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction

@@ -10,9 +10,10 @@ import ServiceLifecycle
 /// `focusgate serve`: the services of one FocusGate instance, run by one `ServiceGroup` that stops
 /// them gracefully on SIGTERM/SIGINT.
 ///
-/// Runs today: the embedded broker (when no `kafka.bootstrapServers` is set), the context store,
-/// the context cache, the invalidation listener and the admin HTTP API. The notification pipeline
-/// (consume → decide → publish, badges, exactly-once) is the gateway issue's work.
+/// Runs the embedded broker (when no `kafka.bootstrapServers` is set), the context store, the
+/// context cache, the invalidation listener, the notification pipeline (``Gateway``) and the admin
+/// HTTP API. On SIGTERM/SIGINT the pipeline stops first (finish the batch, commit, leave the
+/// group, flush), then the HTTP server, then the listener.
 public struct FocusGateServer: Sendable {
     private let configuration: ServerConfiguration
     private let logger: Logger
@@ -54,10 +55,14 @@ public struct FocusGateServer: Sendable {
 
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
         consumerConfiguration.properties = self.configuration.kafkaProperties
+        let gateway = Gateway(
+            configuration: self.configuration.gateway(bootstrapServers: bootstrapServers, embedded: broker != nil),
+            cache: cache, metrics: GatewayMetrics(registry: registry), logger: self.logger
+        )
         let listener = InvalidationListener(
             configuration: consumerConfiguration, topic: self.configuration.topics.invalidations, cache: cache, logger: self.logger
         ) { userID, context in
-            self.logger.debug("context changed", metadata: ["focusgate.user": "\(userID)", "focusgate.version": "\(context?.version ?? -1)"])
+            gateway.contextChanged(userID: userID, context: context)
         }
 
         var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: bootstrapServers)
@@ -69,12 +74,12 @@ public struct FocusGateServer: Sendable {
             configuration: .init(token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken),
             store: store,
             publisher: KafkaInvalidationPublisher(producer: producer, topic: self.configuration.topics.invalidations),
-            badges: nil,
+            badges: gateway.badges,
             registry: registry,
             logger: self.logger,
             readiness: {
                 let storeReachable = (try? await store.ping()) != nil
-                return Readiness(checks: ["invalidations": listener.isConsuming, "store": storeReachable])
+                return Readiness(checks: ["pipeline": gateway.isConsuming, "invalidations": listener.isConsuming, "store": storeReachable])
             }
         )
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"
@@ -85,7 +90,8 @@ public struct FocusGateServer: Sendable {
         )
         let group = ServiceGroup(
             configuration: .init(
-                services: [.init(service: listener), .init(service: application)],
+                // Graceful shutdown runs in reverse order: the pipeline first, the listener last.
+                services: [.init(service: listener), .init(service: application), .init(service: gateway)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: self.logger
             )

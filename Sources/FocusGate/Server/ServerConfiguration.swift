@@ -1,7 +1,7 @@
 /// The settings `focusgate serve` uses, with SPEC §10's keys and defaults.
 ///
-/// Read from the environment: each key upper-cased with dots as underscores and a `FOCUSGATE_`
-/// prefix (`FOCUSGATE_KAFKA_BOOTSTRAPSERVERS` for `kafka.bootstrapServers`).
+/// Read from a YAML file and the environment (see `ServerConfiguration+Reader.swift`); every key is
+/// documented with its default in `config/focusgate.yaml`.
 public struct ServerConfiguration: Sendable {
     /// `kafka.bootstrapServers`; empty starts the embedded broker. Default: empty.
     public var bootstrapServers = ""
@@ -9,11 +9,22 @@ public struct ServerConfiguration: Sendable {
     public var embeddedPort: UInt16 = 9092
     /// `kafka.embedded.partitions`. Default: `8`.
     public var embeddedPartitions = 8
-    /// `kafka.properties.*`: librdkafka properties passed through (`FOCUSGATE_KAFKA_PROPERTIES_SECURITY_PROTOCOL`
-    /// for `security.protocol`). Default: none.
+    /// `kafka.groupId`. Default: `focusgate`.
+    public var groupID = "focusgate"
+    /// `kafka.properties`: librdkafka properties passed through to every client. Default: none.
     public var kafkaProperties: [String: String] = [:]
     /// `topics.*`. Default: SPEC §1 names.
     public var topics = TopicNames()
+    /// `delivery.mode`. Default: `exactly-once`.
+    public var deliveryMode: GatewayConfiguration.DeliveryMode = .exactlyOnce
+    /// `delivery.commitGroupOffsets`: also commit offsets through the group after each transaction
+    /// (needed with the embedded broker, whose transactions do not store offsets). Default: on with
+    /// the embedded broker, off otherwise.
+    public var commitGroupOffsets: Bool?
+    /// `commit.intervalMs`. Default: `250`.
+    public var commitIntervalMilliseconds = 250
+    /// `workers`. Default: `1`.
+    public var workers = 1
     /// `store.kind`: `sqlite` or `postgres`. Default: `sqlite`.
     public var storeKind = "sqlite"
     /// `store.sqlite.path`. Default: `focusgate.sqlite`.
@@ -28,6 +39,12 @@ public struct ServerConfiguration: Sendable {
     public var adminPort = 8080
     /// `admin.token`; when set, `/v1/*` needs `Authorization: Bearer <token>`. Default: empty.
     public var adminToken = ""
+    /// `limits.maxEventBytes`. Default: `65536`.
+    public var maxEventBytes = 65_536
+    /// `badges.maxUnreadPerApp`. Default: `1000`.
+    public var maxUnreadPerApp = 1000
+    /// `dedupe.windowPerUser`: notification ids remembered per user. Default: `1000`.
+    public var dedupeWindowPerUser = 1000
 
     /// The defaults.
     public init() {}
@@ -37,48 +54,30 @@ public struct ServerConfiguration: Sendable {
         public var key: String
         public var message: String
         public var description: String { "\(self.key): \(self.message)" }
+
+        public init(key: String, message: String) {
+            self.key = key
+            self.message = message
+        }
     }
 
-    /// The defaults overridden by `FOCUSGATE_*` variables of `environment`.
-    public static func fromEnvironment(_ environment: [String: String]) throws(Error) -> ServerConfiguration {
-        var configuration = ServerConfiguration()
-        func value(_ key: String) -> String? {
-            environment["FOCUSGATE_" + key.uppercased().replacingOccurrences(of: ".", with: "_")]
+    /// The pipeline's settings, for the resolved bootstrap servers.
+    public func gateway(bootstrapServers: String, embedded: Bool) -> GatewayConfiguration {
+        var gateway = GatewayConfiguration(bootstrapServers: bootstrapServers)
+        gateway.groupID = self.groupID
+        gateway.kafkaProperties = self.kafkaProperties
+        gateway.topics = self.topics
+        gateway.deliveryMode = self.deliveryMode
+        gateway.commitInterval = .milliseconds(self.commitIntervalMilliseconds)
+        gateway.workers = self.workers
+        gateway.maxEventBytes = self.maxEventBytes
+        gateway.maxUnreadPerApp = self.maxUnreadPerApp
+        gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
+        gateway.commitGroupOffsets = self.commitGroupOffsets ?? embedded
+        if embedded {
+            // The embedded broker serves one instance; rebalances should not wait 45 s.
+            gateway.sessionTimeout = .seconds(6)
         }
-        func integer(_ key: String, _ range: ClosedRange<Int>) throws(Error) -> Int? {
-            guard let text = value(key) else { return nil }
-            guard let number = Int(text), range.contains(number) else {
-                throw Error(key: key, message: "must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
-            }
-            return number
-        }
-        configuration.bootstrapServers = value("kafka.bootstrapServers") ?? configuration.bootstrapServers
-        configuration.embeddedPort = try integer("kafka.embedded.port", 1...65535).map(UInt16.init) ?? configuration.embeddedPort
-        configuration.embeddedPartitions = try integer("kafka.embedded.partitions", 1...1000) ?? configuration.embeddedPartitions
-        for (name, text) in environment where name.hasPrefix("FOCUSGATE_KAFKA_PROPERTIES_") {
-            let property = name.dropFirst("FOCUSGATE_KAFKA_PROPERTIES_".count).lowercased().replacingOccurrences(of: "_", with: ".")
-            configuration.kafkaProperties[property] = text
-        }
-        configuration.topics.notifications = value("topics.notifications") ?? configuration.topics.notifications
-        configuration.topics.invalidations = value("topics.invalidations") ?? configuration.topics.invalidations
-        configuration.topics.delivered = value("topics.delivered") ?? configuration.topics.delivered
-        configuration.topics.silenced = value("topics.silenced") ?? configuration.topics.silenced
-        configuration.topics.badges = value("topics.badges") ?? configuration.topics.badges
-        configuration.topics.deadLetters = value("topics.dlq") ?? configuration.topics.deadLetters
-        configuration.topics.state = value("topics.state") ?? configuration.topics.state
-        configuration.storeKind = value("store.kind") ?? configuration.storeKind
-        guard ["sqlite", "postgres"].contains(configuration.storeKind) else {
-            throw Error(key: "store.kind", message: "must be sqlite or postgres, not '\(configuration.storeKind)'")
-        }
-        configuration.sqlitePath = value("store.sqlite.path") ?? configuration.sqlitePath
-        configuration.postgresURL = value("store.postgres.url") ?? configuration.postgresURL
-        if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
-            throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")
-        }
-        configuration.cacheMaxEntries = try integer("cache.maxEntries", 1...100_000_000) ?? configuration.cacheMaxEntries
-        configuration.adminHost = value("admin.host") ?? configuration.adminHost
-        configuration.adminPort = try integer("admin.port", 1...65535) ?? configuration.adminPort
-        configuration.adminToken = value("admin.token") ?? configuration.adminToken
-        return configuration
+        return gateway
     }
 }
