@@ -147,7 +147,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FocusGateKafka", "FocusGateTestSupport"],
+            dependencies: [
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             swiftSettings: strictSwift
         ),
     ],

@@ -1,0 +1,176 @@
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import Foundation
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// The gateway against the embedded broker over TCP: decisions, headers, DLQ, dedupe, badges.
+    @Suite("Gateway end to end")
+    struct GatewayEndToEndTests {
+        static func context(_ user: String, version: Int64, focus: String? = "Work", allowTimeSensitive: Bool = true, otherApps: FocusContext.OtherApps = .deliver, expiresAt: Date? = nil) -> FocusContext {
+            FocusContext(
+                userID: user, version: version, focus: focus, expiresAt: expiresAt, allowTimeSensitive: allowTimeSensitive, otherApps: otherApps,
+                apps: [
+                    "chat": .init(filterPredicate: "SELF IN {'work'}"),
+                    "mail": .init(silenced: true),
+                    "calendar": .init(),
+                    "legacy": .init(filterPredicate: "SELF < 5"),
+                ]
+            )
+        }
+
+        @Test("every decision reason, SPEC headers, input bytes unchanged, APNs-shaped events, each DLQ class, dedupe")
+        func decisions() async throws {
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await bench.put(Self.context("u-work", version: 1))
+            try await bench.put(Self.context("u-strict", version: 1, allowTimeSensitive: false, otherApps: .silence))
+            try await bench.put(Self.context("u-expired", version: 1, expiresAt: Date(timeIntervalSinceNow: -60)))
+            try await bench.put(Self.context("u-stale", version: 1))
+            // u-stale is cached, then an invalidation announces version 9 that the store does not
+            // have: the gateway must not decide with version 1 (context-unavailable).
+            try bench.send([Events.notification("warm", user: "u-stale", criteria: "work")])
+            try await bench.waitForOutputs(1)
+            _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.invalidations, records: [("u-stale", #"{"userId":"u-stale","version":9}"#)])
+            try await Task.sleep(for: .milliseconds(500))
+
+            let cases: [(record: (key: String?, value: String), reason: String, decision: String)] = [
+                (Events.notification("n-nofocus", user: "u-nobody", criteria: "work"), "no-focus", "delivered"),
+                (Events.notification("n-expired", user: "u-expired", criteria: "home"), "no-focus", "delivered"),
+                (Events.notification("n-silenced", user: "u-work", app: "mail", criteria: "work"), "app-silenced", "silenced"),
+                (Events.notification("n-other", user: "u-strict", app: "shop", criteria: "work"), "app-silenced", "silenced"),
+                (Events.notification("n-nocriteria", user: "u-work"), "no-criteria", "delivered"),
+                (Events.notification("n-nofilter", user: "u-work", app: "calendar", criteria: "home"), "no-filter", "delivered"),
+                (Events.notification("n-match", user: "u-work", criteria: "work"), "predicate-match", "delivered"),
+                (Events.notification("n-mismatch", user: "u-work", criteria: "home"), "predicate-mismatch", "silenced"),
+                (Events.notification("n-error", user: "u-work", app: "legacy", criteria: "home"), "predicate-error", "delivered"),
+                (Events.notification("n-critical", user: "u-work", app: "mail", level: "critical"), "breakthrough-critical", "delivered"),
+                (Events.notification("n-timely", user: "u-work", app: "mail", level: "time-sensitive"), "breakthrough-time-sensitive", "delivered"),
+                (Events.notification("n-timely-strict", user: "u-strict", app: "mail", criteria: "x", level: "time-sensitive"), "app-silenced", "silenced"),
+                (Events.notification("n-unavailable", user: "u-stale", criteria: "home"), "context-unavailable", "delivered"),
+                (Events.apns("n-apns-match", user: "u-work", criteria: "work"), "predicate-match", "delivered"),
+                (Events.apns("n-apns-mismatch", user: "u-work", criteria: "home"), "predicate-mismatch", "silenced"),
+                (Events.apns("n-apns-critical", user: "u-work", criteria: "home", level: "critical"), "breakthrough-critical", "delivered"),
+            ]
+            let bad: [(record: (key: String?, value: String), code: String)] = [
+                (("u-bad", "not json {"), "invalid-json"),
+                (("u-bad", #"{"id":"b1","userId":"u-bad"}"#), "missing-field"),
+                (("u-bad", #"{"id":2,"userId":"u-bad","appId":"chat"}"#), "wrong-type"),
+                (("u-bad", #"["an","array"]"#), "wrong-type"),
+                (("u-bad", #"{"type":"bogus","id":"b3","userId":"u-bad","appId":"chat"}"#), "invalid-value"),
+                (("u-bad", #"{"id":"b4","id":"b5","userId":"u-bad","appId":"chat"}"#), "duplicate-field"),
+                (("u-bad", #"{"id":"b6","userId":"u-bad","appId":"chat","payload":"\#(String(repeating: "x", count: 3000))"}"#), "too-large"),
+                (("u-other", #"{"id":"b7","userId":"u-bad","appId":"chat"}"#), "key-mismatch"),
+            ]
+            let duplicate = Events.notification("n-match", user: "u-work", criteria: "work")
+            try bench.send(cases.map(\.record) + bad.map(\.record) + [duplicate])
+
+            let audit = try await bench.waitForOutputs(1 + cases.count + bad.count)
+            let outputs = audit.outputsByID
+            for expected in cases {
+                let id = try #require(Audit.id(of: KafkaMessage(topic: "", partition: 0, offset: 0, key: nil, value: Array(expected.record.value.utf8), headers: [], timestamp: nil)))
+                let records = outputs[id] ?? []
+                #expect(records.count == 1, "\(id): exactly one output")
+                guard let record = records.first else { continue }
+                #expect(record.header("focusgate-reason") == expected.reason, "\(id)")
+                #expect(record.header("focusgate-decision") == expected.decision, "\(id)")
+                #expect(record.topic == (expected.decision == "delivered" ? bench.topics.delivered : bench.topics.silenced), "\(id)")
+                #expect(record.valueString == expected.record.value, "\(id): the input bytes, unchanged")
+                #expect(record.keyString == expected.record.key)
+                let source = try #require(record.header("focusgate-source"))
+                #expect(source.hasPrefix("\(bench.topics.notifications)/"))
+                let decidedAt = try #require(record.header("focusgate-decided-at").flatMap { Int64($0) })
+                #expect(abs(decidedAt - Int64(Date().timeIntervalSince1970 * 1000)) < 120_000)
+            }
+            let work = try #require(outputs["n-match"]?.first)
+            #expect(work.header("focusgate-focus") == "Work" && work.header("focusgate-context-version") == "1")
+            let noFocus = try #require(outputs["n-nofocus"]?.first)
+            #expect(noFocus.header("focusgate-focus") == nil && noFocus.header("focusgate-context-version") == nil)
+            let expired = try #require(outputs["n-expired"]?.first)
+            #expect(expired.header("focusgate-focus") == nil && expired.header("focusgate-context-version") == "1")
+
+            for expected in bad {
+                let records = outputs[expected.record.value] ?? []
+                #expect(records.count == 1, "\(expected.code): one DLQ record")
+                guard let record = records.first else { continue }
+                #expect(record.topic == bench.topics.deadLetters)
+                #expect(record.header("focusgate-error") == expected.code)
+                #expect(record.header("focusgate-error-detail")?.isEmpty == false)
+                #expect(record.header("focusgate-source")?.hasPrefix("\(bench.topics.notifications)/") == true)
+            }
+            #expect(audit.deadLetters.count == bad.count)
+            try await instance.waitUntil { instance.metric("focusgate_duplicates_total") == 1 }
+            #expect(instance.metric("focusgate_duplicates_total") == 1, "the repeated n-match is counted and produces nothing")
+            #expect(instance.metric("focusgate_events_consumed_total") == Double(1 + cases.count + bad.count + 1))
+            #expect(instance.metric("focusgate_dlq_total", labels: #"error="wrong-type""#) == 2)
+            #expect(instance.metric("focusgate_decisions_total", labels: #"decision="silenced",reason="app-silenced""#) == 3)
+            #expect(instance.metric("focusgate_decisions_total", labels: #"decision="delivered",reason="context-unavailable""#) == 1)
+            #expect(instance.metric("focusgate_transactions_total", labels: #"result="committed""#) >= 1)
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("badges through Focus on → Focus changes → Focus off → read → clear; the API reads them")
+        func badgeLifecycle() async throws {
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await bench.put(Self.context("u-1", version: 1))
+            try await Task.sleep(for: .milliseconds(300))
+
+            func badgeRecords(_ count: Int) async throws -> [[String: Any]] {
+                let deadline = ContinuousClock.now + .seconds(20)
+                var records: [KafkaMessage] = []
+                while records.count < count && ContinuousClock.now < deadline {
+                    records = try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-1/chat" }
+                    if records.count < count { try await Task.sleep(for: .milliseconds(100)) }
+                }
+                return records.compactMap { try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any] }
+            }
+
+            // Focus on (Work accepts "work"): two notifications count, one is silenced and does not.
+            try bench.send([
+                Events.notification("a", user: "u-1", criteria: "work"),
+                Events.notification("b", user: "u-1", criteria: "home"),
+                Events.apns("c", user: "u-1", criteria: "work"),
+            ])
+            var records = try await badgeRecords(2)
+            #expect(records.map { $0["badge"] as? Int } == [1, 2])
+            #expect(records.last?["unread"] as? Int == 3 && records.last?["focus"] as? String == "Work" && records.last?["contextVersion"] as? Int == 1)
+
+            // The Focus changes to one that accepts only "home": recomputed on the owning worker.
+            var personal = Self.context("u-1", version: 2, focus: "Personal")
+            personal.apps["chat"] = .init(filterPredicate: "SELF == 'home'")
+            try await bench.put(personal)
+            records = try await badgeRecords(3)
+            #expect(records.count == 3)
+            #expect(records.last?["badge"] as? Int == 1 && records.last?["focus"] as? String == "Personal" && records.last?["contextVersion"] as? Int == 2)
+
+            // Focus off: everything unread counts.
+            try await bench.put(Self.context("u-1", version: 3, focus: nil))
+            records = try await badgeRecords(4)
+            #expect(records.last?["badge"] as? Int == 3 && records.last?["focus"] is NSNull)
+
+            // Read two, then clear the app.
+            try bench.send([Events.read("r1", user: "u-1", ids: ["a", "c"])])
+            records = try await badgeRecords(5)
+            #expect(records.last?["badge"] as? Int == 1 && records.last?["unread"] as? Int == 1)
+            try bench.send([Events.clear("c1", user: "u-1")])
+            records = try await badgeRecords(6)
+            #expect(records.last?["badge"] as? Int == 0 && records.last?["unread"] as? Int == 0)
+            #expect(records.compactMap { $0["sequence"] as? Int } == [1, 2, 3, 4, 5, 6])
+            #expect(records.allSatisfy { ($0["userId"] as? String) == "u-1" && ($0["appId"] as? String) == "chat" && $0["updatedAt"] is String })
+
+            // The API's view: committed badges of the owning worker.
+            try await instance.waitUntil { instance.metric("focusgate_badge_updates_total") == 6 }
+            var badges = await instance.gateway.badges.badges(userID: "u-1")
+            for _ in 0..<50 where badges.first?.sequence != 6 {
+                try await Task.sleep(for: .milliseconds(50))
+                badges = await instance.gateway.badges.badges(userID: "u-1")
+            }
+            #expect(badges == [BadgeLedger.Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+    }
+}

@@ -1,0 +1,265 @@
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import FocusGateStore
+import Foundation
+import Prometheus
+import Synchronization
+import Testing
+
+/// An embedded broker with FocusGate's topics, a SQLite store, and ways to feed and audit a gateway.
+final class GatewayBench: Sendable {
+    let broker: EmbeddedKafkaBroker
+    let topics = TopicNames()
+    let partitions: Int
+    let databasePath: String
+    let store: SQLiteContextStore
+
+    init(partitions: Int = 4) async throws {
+        self.partitions = partitions
+        self.broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: KafkaTestSupport.logger)
+        self.databasePath = NSTemporaryDirectory() + "focusgate-gateway-\(UUID().uuidString).sqlite"
+        self.store = try await SQLiteContextStore.open(path: self.databasePath, logger: KafkaTestSupport.logger)
+    }
+
+    func shutdown() async {
+        await self.store.close()
+        self.broker.shutdown()
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: self.databasePath + suffix) }
+    }
+
+    /// Gateway settings for tests: fast group membership, short commit interval.
+    func configuration(mode: GatewayConfiguration.DeliveryMode = .exactlyOnce) -> GatewayConfiguration {
+        var configuration = GatewayConfiguration(bootstrapServers: self.broker.bootstrapServers)
+        configuration.deliveryMode = mode
+        configuration.commitInterval = .milliseconds(100)
+        configuration.commitGroupOffsets = true
+        configuration.sessionTimeout = .seconds(6)
+        configuration.kafkaProperties = Self.fastGroupProperties
+        configuration.maxEventBytes = 2048
+        return configuration
+    }
+
+    static let fastGroupProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000"]
+
+    // MARK: - Input
+
+    /// Stores `context` and announces it inline on the invalidations topic.
+    func put(_ context: FocusContext) async throws {
+        _ = try await self.store.put(context)
+        _ = try KafkaTestSupport.produce(
+            self.broker, topic: self.topics.invalidations,
+            records: [(context.userID, String(decoding: ContextInvalidation.inlineValue(for: context), as: UTF8.self))]
+        )
+    }
+
+    /// Produces notification-topic records (key, value) and checks every delivery.
+    func send(_ records: [(key: String?, value: String)]) throws {
+        let outcomes = try KafkaTestSupport.produce(self.broker, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
+        #expect(outcomes.count == records.count && outcomes.allSatisfy { $0.error == nil })
+    }
+
+    // MARK: - Output
+
+    /// Every record of `topic`, all partitions, from the beginning to the current high watermarks.
+    func readAll(_ topic: String) throws -> [KafkaMessage] {
+        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: nil), logger: KafkaTestSupport.logger)
+        defer { consumer.close() }
+        var expected = 0
+        var start: [KafkaTopicPartition] = []
+        for partition in 0..<Int32(self.partitions) {
+            let (low, high) = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(10))
+            expected += Int(high - low)
+            start.append(KafkaTopicPartition(topic: topic, partition: partition, offset: low))
+        }
+        guard expected > 0 else { return [] }
+        try consumer.assign(start)
+        return KafkaTestSupport.consume(consumer, count: expected, timeout: .seconds(20))
+    }
+
+    /// The audit of all output topics.
+    func audit() throws -> Audit {
+        try Audit(
+            delivered: self.readAll(self.topics.delivered), silenced: self.readAll(self.topics.silenced),
+            deadLetters: self.readAll(self.topics.deadLetters), badges: self.readAll(self.topics.badges)
+        )
+    }
+
+    /// Waits until the outputs account for `count` notification ids (delivered + silenced + DLQ).
+    @discardableResult
+    func waitForOutputs(_ count: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
+        let deadline = ContinuousClock.now + timeout
+        var audit = try self.audit()
+        while audit.distinctIDs < count && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            audit = try self.audit()
+        }
+        return audit
+    }
+
+    /// The group's committed offsets of the notifications topic.
+    func committedOffsets(group: String = "focusgate") throws -> [Int32: Int64] {
+        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: group), logger: KafkaTestSupport.logger)
+        defer { consumer.close() }
+        let partitions = (0..<Int32(self.partitions)).map { KafkaTopicPartition(topic: self.topics.notifications, partition: $0) }
+        var result: [Int32: Int64] = [:]
+        for partition in try consumer.committed(partitions, timeout: .seconds(10)) {
+            result[partition.partition] = partition.offset ?? 0
+        }
+        return result
+    }
+}
+
+/// What the gateway published, indexed for checks.
+struct Audit {
+    var delivered: [KafkaMessage]
+    var silenced: [KafkaMessage]
+    var deadLetters: [KafkaMessage]
+    var badges: [KafkaMessage]
+
+    /// Outputs per notification id (delivered and silenced by their `id`, DLQ records by their whole value).
+    var outputsByID: [String: [KafkaMessage]] {
+        var result: [String: [KafkaMessage]] = [:]
+        for message in self.delivered + self.silenced {
+            result[Self.id(of: message) ?? "?", default: []].append(message)
+        }
+        for message in self.deadLetters {
+            result[message.valueString ?? "", default: []].append(message)
+        }
+        return result
+    }
+
+    var distinctIDs: Int { self.outputsByID.count }
+
+    /// The last badge record per `userId/appId`.
+    var finalBadges: [String: BadgeLedger.Badge] {
+        var result: [String: BadgeLedger.Badge] = [:]
+        for message in self.badges {
+            guard let key = message.keyString, let value = message.value,
+                let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
+                let appID = object["appId"] as? String, let badge = object["badge"] as? Int,
+                let unread = object["unread"] as? Int, let sequence = object["sequence"] as? Int
+            else {
+                Issue.record("unreadable badge record")
+                continue
+            }
+            result[key] = BadgeLedger.Badge(appID: appID, badge: badge, unread: unread, sequence: UInt64(sequence))
+        }
+        return result
+    }
+
+    static func id(of message: KafkaMessage) -> String? {
+        guard let value = message.value, let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any] else { return nil }
+        return object["id"] as? String
+    }
+}
+
+/// A FocusGate instance inside the test process: cache, invalidation listener and gateway, run
+/// until ``stop()`` (a graceful shutdown).
+final class InProcessGateway: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let gateway: Gateway
+    let listener: InvalidationListener
+    private let task: Task<Void, any Error>
+
+    init(_ bench: GatewayBench, configuration: GatewayConfiguration) async throws {
+        let cache = ContextCache(store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: KafkaTestSupport.logger)
+        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: KafkaTestSupport.logger)
+        var listenerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bench.broker.bootstrapServers, groupID: nil)
+        listenerConfiguration.properties = GatewayBench.fastGroupProperties
+        let listener = InvalidationListener(configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: KafkaTestSupport.logger) {
+            gateway.contextChanged(userID: $0, context: $1)
+        }
+        self.gateway = gateway
+        self.listener = listener
+        self.task = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await listener.run() }
+                group.addTask { try await gateway.run() }
+                try await group.next()
+                group.cancelAll()
+                try await group.waitForAll()
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !(gateway.isConsuming && listener.isPositioned) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Waits until the gateway owns partitions and has restored them (it has consumed or committed).
+    func waitUntil(_ condition: @Sendable () -> Bool, timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Stops gracefully (finish the batch, commit, leave the group, flush) and rethrows a failure.
+    func stop() async throws {
+        self.task.cancel()
+        try await self.task.value
+    }
+
+    /// The run's outcome without stopping it (for fatal errors).
+    func finished() async -> (any Error)? {
+        do {
+            try await self.task.value
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func metric(_ name: String, labels: String = "") -> Double {
+        var buffer: [UInt8] = []
+        self.registry.emit(into: &buffer)
+        let sample = labels.isEmpty ? name : "\(name){\(labels)}"
+        for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
+            return Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+        return 0
+    }
+}
+
+// MARK: - Events
+
+enum Events {
+    static func notification(_ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil) -> (key: String?, value: String) {
+        var fields = [#""id":"\#(id)""#, #""userId":"\#(user)""#, #""appId":"\#(app)""#]
+        if let criteria { fields.append(#""filterCriteria":"\#(criteria)""#) }
+        if let level { fields.append(#""interruptionLevel":"\#(level)""#) }
+        return (user, "{\(fields.joined(separator: ","))}")
+    }
+
+    static func apns(_ id: String, user: String, app: String = "chat", criteria: String, level: String = "active") -> (key: String?, value: String) {
+        (user, #"{"id":"\#(id)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"Hi","body":"There"},"filter-criteria":"\#(criteria)","interruption-level":"\#(level)","relevance-score":0.5},"payload":{"thread":"t-1"}}"#)
+    }
+
+    static func read(_ id: String, user: String, app: String = "chat", ids: [String]) -> (key: String?, value: String) {
+        (user, #"{"type":"read","id":"\#(id)","userId":"\#(user)","appId":"\#(app)","notificationIds":[\#(ids.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
+    }
+
+    static func clear(_ id: String, user: String, app: String = "chat") -> (key: String?, value: String) {
+        (user, #"{"type":"clear","id":"\#(id)","userId":"\#(user)","appId":"\#(app)"}"#)
+    }
+
+    /// The badges a fresh ledger computes from these inputs with no Focus on (badge = unread).
+    static func expectedBadges(_ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000) -> [String: BadgeLedger.Badge] {
+        var state = PartitionState(maxUnreadPerApp: maxUnreadPerApp)
+        let decoder = EventDecoder(maxEventBytes: 2048)
+        var keys = Set<String>()
+        for record in records {
+            guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) }) else { continue }
+            _ = state.admit(event, context: nil, nowMilliseconds: 0)
+            keys.insert(event.userID)
+        }
+        var result: [String: BadgeLedger.Badge] = [:]
+        for user in keys {
+            for badge in state.badges(userID: user) where badge.sequence > 0 {
+                result["\(user)/\(badge.appID)"] = badge
+            }
+        }
+        return result
+    }
+}
