@@ -1,0 +1,202 @@
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `focusgate serve` as a separate process against the test's embedded broker.
+final class ServeProcess {
+    let process = Process()
+    let adminPort = KafkaTestSupport.freePort()
+    private let errors = Pipe()
+
+    init(_ bench: GatewayBench, environment extra: [String: String] = [:]) throws {
+        self.process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
+        self.process.arguments = ["serve", "--log-level", ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning"]
+        self.process.environment = ProcessInfo.processInfo.environment.merging([
+            "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bench.broker.bootstrapServers,
+            "FOCUSGATE_STORE_SQLITE_PATH": bench.databasePath,
+            "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
+            "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
+            "FOCUSGATE_COMMIT_INTERVALMS": "100",
+            "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
+            "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
+            "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
+            "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
+        ].merging(extra) { $1 }) { $1 }
+        self.process.standardOutput = FileHandle.nullDevice
+        self.process.standardError = self.errors
+        try self.process.run()
+    }
+
+    deinit {
+        if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
+    }
+
+    /// Waits for `/readyz` to answer 200.
+    func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline && self.process.isRunning {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
+            request.timeoutInterval = 1
+            if let (_, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200 {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// A sample of `/metrics` (0 when absent or unreachable).
+    func metric(_ sample: String) async -> Double {
+        guard let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!) else { return 0 }
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
+            return Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+        return 0
+    }
+
+    /// Waits until `/metrics` shows at least `count` consumed records.
+    func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while await self.metric("focusgate_events_consumed_total") < count && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    func stop(_ signal: Int32) -> Int32 {
+        kill(self.process.processIdentifier, signal)
+        self.process.waitUntilExit()
+        return self.process.terminationStatus
+    }
+
+    /// What the process wrote to standard error (read after it exited).
+    var standardError: String {
+        String(decoding: self.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
+
+extension EmbeddedBrokerTests {
+    /// Restarts of `focusgate serve` mid-stream, audited over every output topic.
+    @Suite("Gateway restarts, audited")
+    struct GatewayRestartTests {
+        /// 50 users, unique notification ids, a read every 10th record, 1% bad records.
+        static func stream(_ count: Int) -> [(key: String?, value: String)] {
+            (0..<count).map { index in
+                let user = "u-\(index % 50)"
+                if index % 100 == 99 { return (user, "bad-\(index) {") }
+                if index % 10 == 9 { return Events.read("r-\(index)", user: user, ids: ["e-\(index - 50)", "e-\(index - 100)"]) }
+                return index % 3 == 0
+                    ? Events.apns("e-\(index)", user: user, app: "app-\(index % 4)", criteria: "c-\(index % 7)")
+                    : Events.notification("e-\(index)", user: user, app: "app-\(index % 4)", criteria: "c-\(index % 7)")
+            }
+        }
+
+        /// Ids the outputs must account for: notifications by id, bad records by value.
+        static func outputIDs(_ records: [(key: String?, value: String)]) -> [String] {
+            records.compactMap { record in
+                if record.value.hasPrefix("bad-") { return record.value }
+                return record.value.contains(#""type":"read""#) ? nil : Audit.id(of: KafkaMessage(topic: "", partition: 0, offset: 0, key: nil, value: Array(record.value.utf8), headers: [], timestamp: nil))
+            }
+        }
+
+        /// Produces `records` in chunks from a thread of its own while the gateway runs.
+        static func produceInBackground(_ bench: GatewayBench, _ records: [(key: String?, value: String)], chunks: Int) -> Task<Void, any Error> {
+            let chunkSize = (records.count + chunks - 1) / chunks
+            let values = records.map { [$0.key ?? "", $0.value] }
+            return Task {
+                try await DedicatedThread.run(name: "test-producer") {
+                    for start in stride(from: 0, to: values.count, by: chunkSize) {
+                        let chunk = values[start..<min(start + chunkSize, values.count)].map { (key: Optional($0[0]), value: $0[1]) }
+                        try bench.send(chunk)
+                        Thread.sleep(forTimeInterval: 0.1)
+                    }
+                }
+            }
+        }
+
+        /// Waits until the running instance has committed every input record, then audits.
+        static func settled(_ bench: GatewayBench, _ instance: ServeProcess, records: Int) async throws -> Audit {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try bench.committedOffsets().values.reduce(0, +) < Int64(records) && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            return try bench.audit()
+        }
+
+        @Test("stopped gracefully mid-stream and restarted: every input exactly once, badges continue")
+        func gracefulRestart() async throws {
+            let bench = try await GatewayBench()
+            let records = Self.stream(3000)
+            let expectedIDs = Self.outputIDs(records)
+
+            let first = try ServeProcess(bench)
+            #expect(try await first.waitUntilReady())
+            let producing = Self.produceInBackground(bench, records, chunks: 30)
+            try await first.waitForConsumed(900)
+            #expect(first.stop(SIGTERM) == 0, "a graceful stop exits 0")
+            let committed = try bench.committedOffsets()
+            try await producing.value
+            print("graceful audit: \(records.count) records, committed at the stop \(committed.sorted { $0.key < $1.key }.map(\.value))")
+            #expect(committed.values.reduce(0, +) < Int64(records.count), "stopped mid-stream")
+
+            let second = try ServeProcess(bench)
+            #expect(try await second.waitUntilReady())
+            let audit = try await Self.settled(bench, second, records: records.count)
+            let outputs = audit.outputsByID
+            #expect(Set(outputs.keys) == Set(expectedIDs), "every input accounted for")
+            let repeated = outputs.filter { $0.value.count != 1 }
+            #expect(repeated.isEmpty, "exactly once: \(repeated.count) ids repeated, e.g. \(repeated.keys.prefix(3))")
+            #expect(audit.finalBadges == Events.expectedBadges(records), "badges continue from the restored state")
+            #expect(second.stop(SIGTERM) == 0)
+            await bench.shutdown()
+        }
+
+        @Test("killed with SIGKILL mid-stream and restarted: nothing lost; duplicates only from the uncommitted window")
+        func killedRestart() async throws {
+            let bench = try await GatewayBench()
+            let records = Self.stream(3000)
+            let expectedIDs = Self.outputIDs(records)
+
+            // A long commit interval, so that the kill lands inside an open transaction after a
+            // first commit.
+            let first = try ServeProcess(bench, environment: ["FOCUSGATE_COMMIT_INTERVALMS": "1000"])
+            #expect(try await first.waitUntilReady())
+            let producing = Self.produceInBackground(bench, records, chunks: 30)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while await first.metric(#"focusgate_transactions_total{result="committed"}"#) < 1 && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try await first.waitForConsumed(await first.metric("focusgate_events_consumed_total") + 300)
+            #expect(first.stop(SIGKILL) == SIGKILL)
+            let committedAtKill = try bench.committedOffsets()
+            try await producing.value
+
+            let second = try ServeProcess(bench)
+            #expect(try await second.waitUntilReady())
+            let audit = try await Self.settled(bench, second, records: records.count)
+            let outputs = audit.outputsByID
+            #expect(Set(outputs.keys) == Set(expectedIDs), "nothing lost")
+            var duplicates = 0
+            for (id, messages) in outputs where messages.count > 1 {
+                duplicates += messages.count - 1
+                for message in messages {
+                    let source = (message.header("focusgate-source") ?? "").split(separator: "/")
+                    let partition = Int32(source.dropLast().last ?? "") ?? -1
+                    let offset = Int64(source.last ?? "") ?? -1
+                    #expect(offset >= committedAtKill[partition] ?? 0, "\(id) repeated from before the last commit")
+                }
+            }
+            print("SIGKILL audit: \(expectedIDs.count) inputs, committed at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs from the uncommitted window")
+            #expect(duplicates > 0, "the kill landed inside an open transaction, whose outputs the replay repeats")
+            #expect(committedAtKill.values.reduce(0, +) > 0, "a transaction committed before the kill")
+            #expect(audit.finalBadges == Events.expectedBadges(records), "badges equal a recomputation from the inputs")
+            #expect(second.stop(SIGTERM) == 0)
+            await bench.shutdown()
+        }
+    }
+}
