@@ -119,15 +119,6 @@ extension EmbeddedBrokerTests {
             }
         }
 
-        /// Waits until the running instance has committed every input record, then audits.
-        static func settled(_ bench: GatewayBench, _ instance: ServeProcess, records: Int) async throws -> Audit {
-            let deadline = ContinuousClock.now + .seconds(60)
-            while try bench.committedOffsets().values.reduce(0, +) < Int64(records) && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            return try bench.audit()
-        }
-
         @Test("stopped gracefully mid-stream and restarted: every input exactly once, badges continue")
         func gracefulRestart() async throws {
             let bench = try await GatewayBench()
@@ -146,7 +137,7 @@ extension EmbeddedBrokerTests {
 
             let second = try ServeProcess(bench)
             #expect(try await second.waitUntilReady())
-            let audit = try await Self.settled(bench, second, records: records.count)
+            let audit = try await bench.settled(records: records.count)
             let outputs = audit.outputsByID
             #expect(Set(outputs.keys) == Set(expectedIDs), "every input accounted for")
             let repeated = outputs.filter { $0.value.count != 1 }
@@ -178,7 +169,7 @@ extension EmbeddedBrokerTests {
 
             let second = try ServeProcess(bench)
             #expect(try await second.waitUntilReady())
-            let audit = try await Self.settled(bench, second, records: records.count)
+            let audit = try await bench.settled(records: records.count)
             let outputs = audit.outputsByID
             #expect(Set(outputs.keys) == Set(expectedIDs), "nothing lost")
             var duplicates = 0

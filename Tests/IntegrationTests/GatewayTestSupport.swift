@@ -97,6 +97,15 @@ final class GatewayBench: Sendable {
         return audit
     }
 
+    /// Waits until the group has committed every one of `records` input records, then audits.
+    func settled(records: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
+        let deadline = ContinuousClock.now + timeout
+        while try self.committedOffsets().values.reduce(0, +) < Int64(records) && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try self.audit()
+    }
+
     /// The group's committed offsets of the notifications topic.
     func committedOffsets(group: String = "focusgate") throws -> [Int32: Int64] {
         let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: group), logger: KafkaTestSupport.logger)

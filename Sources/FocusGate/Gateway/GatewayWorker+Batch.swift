@@ -90,8 +90,8 @@ extension GatewayWorker {
         self.sampleLatency(batch, nowMilliseconds: now)
     }
 
-    /// Whether `record` is to be processed: its partition is owned here and it is not a record
-    /// fetched before a rewind.
+    /// Whether `record` is to be processed: its partition is owned here, it is not a record
+    /// fetched before a rewind, and it is not behind what was processed. Notes it as seen.
     private func accepts(_ record: KafkaRecord) -> Bool {
         guard let partition = self.partitions[record.partition] else { return false }
         if let staleFrom = partition.staleFrom {
@@ -99,6 +99,7 @@ extension GatewayWorker {
             self.partitions[record.partition]!.staleFrom = nil  // the replay has begun
         }
         if let next = partition.next, record.offset < next { return false }
+        self.partitions[record.partition]!.seen = max(partition.seen ?? record.offset + 1, record.offset + 1)
         return true
     }
 

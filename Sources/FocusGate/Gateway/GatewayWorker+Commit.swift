@@ -87,12 +87,16 @@ extension GatewayWorker {
         var seeks: [KafkaTopicPartition] = []
         for (partition, progress) in self.partitions {
             self.partitions[partition]!.state.rollback()
-            guard let next = progress.next, next != progress.committed else { continue }
-            seeks.append(KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
-            self.partitions[partition]!.staleFrom = next
             self.partitions[partition]!.next = nil
+            self.partitions[partition]!.seen = nil
+            // Every partition the consumer handed records of since the commit goes back, processed
+            // or not: the records left in an interrupted batch are gone from the consumer's queue.
+            guard let seen = progress.seen, seen != progress.committed else { continue }
+            seeks.append(KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
+            self.partitions[partition]!.staleFrom = seen
         }
         if !seeks.isEmpty {
+            self.logger.info("rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
             try self.consumer.seek(seeks)
         }
     }

@@ -19,6 +19,9 @@ final class GatewayWorker {
         var committed: Int64
         /// The offset after the last record processed since assignment or rewind.
         var next: Int64?
+        /// The offset after the last record the consumer handed over (processed or not: an abort
+        /// can stop a batch midway). A rewind is needed when it is past ``committed``.
+        var seen: Int64?
         /// After a rewind in librdkafka 2.0.2, `consume_batch_queue` may still return records
         /// fetched before the seek; they have offsets at or above this one and come first.
         var staleFrom: Int64?
