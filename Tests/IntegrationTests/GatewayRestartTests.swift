@@ -147,6 +147,25 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a fenced producer is fatal: serve stops with a clear log line and a non-zero exit status")
+        func fencedIsFatal() async throws {
+            let bench = try await GatewayBench()
+            let serve = try ServeProcess(bench)
+            #expect(try await serve.waitUntilReady())
+            try bench.broker.pushRequestErrors(.endTransaction, [KafkaError.Code(rawValue: 90)])  // PRODUCER_FENCED
+            try bench.send([Events.notification("n-1", user: "u-1", criteria: "work")])
+            let deadline = ContinuousClock.now + .seconds(30)
+            while serve.process.isRunning && ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(!serve.process.isRunning, "the instance stops by itself")
+            serve.process.waitUntilExit()
+            #expect(serve.process.terminationStatus == 1)
+            let log = serve.standardError
+            #expect(log.contains("critical") && log.contains("fatal Kafka error") && log.contains("fenced"), "\(log.suffix(2000))")
+            await bench.shutdown()
+        }
+
         @Test("killed with SIGKILL mid-stream and restarted: nothing lost; duplicates only from the uncommitted window")
         func killedRestart() async throws {
             let bench = try await GatewayBench()
