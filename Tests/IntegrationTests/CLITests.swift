@@ -93,4 +93,20 @@ struct CLITests {
         #expect(run.status == 2)
         #expect(run.error.contains("apps.a.filterPredicate"))
     }
+
+    @Test("config prints the effective configuration with secrets redacted; a bad key exits 2 naming it")
+    func configCommand() throws {
+        let file = try Self.file("kafka:\n  groupId: gateway-a\n  properties:\n    sasl.password: hunter2\nadmin:\n  token: s3cret\n")
+        let run = try Self.run(["config", "--config", file])
+        #expect(run.status == 0)
+        #expect(run.output.contains("kafka.groupId: gateway-a"))
+        #expect(run.output.contains("kafka.properties.sasl.password: <redacted>") && run.output.contains("admin.token: <redacted>"))
+        #expect(!run.output.contains("hunter2") && !run.output.contains("s3cret"))
+
+        let bad = try Self.run(["config", "--config", try Self.file("workers: many\n")])
+        #expect(bad.status == 2)
+        #expect(bad.error.contains("workers: must be an integer"))
+        let missing = try Self.run(["serve", "--config", "/nonexistent/focusgate.yaml"])
+        #expect(missing.status == 2 && missing.error.contains("--config: cannot read"))
+    }
 }
