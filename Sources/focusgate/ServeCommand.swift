@@ -18,12 +18,15 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var source: ConfigurationSource
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(help: "Log level (overrides log.level): trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level?
 
     func run() async throws {
-        let logger = makeLogger(label: "focusgate", level: self.logLevel)
         let configuration = try self.source.load()
+        let logger = makeLogger(
+            label: "focusgate", level: self.logLevel ?? Logger.Level(rawValue: configuration.logLevel) ?? .info,
+            json: configuration.logFormat == "json"
+        )
         do {
             try await FocusGateServer(configuration: configuration, logger: logger).run { bootstrapServers, adminURL in
                 print("kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker)" : "")")

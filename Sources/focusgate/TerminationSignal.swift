@@ -1,4 +1,5 @@
 import Dispatch
+import FocusGate
 import Logging
 
 #if canImport(Glibc)
@@ -42,9 +43,11 @@ private final class SignalState: @unchecked Sendable {
     }
 }
 
-/// A stderr logger at `level`.
-func makeLogger(label: String, level: Logger.Level) -> Logger {
-    var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+/// A stderr logger at `level`, as text lines or JSON objects.
+func makeLogger(label: String, level: Logger.Level, json: Bool = false) -> Logger {
+    var logger = Logger(label: label) { label -> any LogHandler in
+        json ? JSONLogHandler.standardError(label: label) : StreamLogHandler.standardError(label: label)
+    }
     logger.logLevel = level
     return logger
 }

@@ -2,6 +2,8 @@ import FocusGate
 import FocusGateCore
 import FocusGateKafka
 import Foundation
+import Logging
+import Synchronization
 import Testing
 
 extension EmbeddedBrokerTests {
@@ -170,6 +172,37 @@ extension EmbeddedBrokerTests {
             }
             #expect(badges == [BadgeLedger.Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
             try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("logs at trace level are JSON lines with dotted metadata and never contain a payload body")
+        func logsCarryNoPayloads() async throws {
+            let lines = Mutex<[String]>([])
+            var logger = Logger(label: "focusgate") { JSONLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
+            logger.logLevel = .trace
+            let bench = try await GatewayBench()
+            let marker = "PAYLOAD-BODY-7f3a"
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration(), logger: logger)
+            try await bench.put(Self.context("u-1", version: 1))
+            try bench.send([
+                Events.apns("n-1", user: "u-1", criteria: "\(marker)-criteria"),
+                ("u-1", #"{"id":"n-2","userId":"u-1","appId":"chat","aps":{"alert":"\#(marker)"}}"#),
+                ("u-1", #"{"id":"n-3","userId":"u-1","appId":"chat","payload":"\#(marker)"#),
+                ("u-1", #"{"id":"\#(marker)","userId":5,"appId":"chat"}"#),
+                ("u-2", #"{"id":"n-4","userId":"u-1","appId":"chat","secret":"\#(marker)"}"#),
+            ])
+            try await bench.waitForOutputs(5)
+            _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.invalidations, records: [("u-1", "\(marker) not json")])
+            try await Task.sleep(for: .milliseconds(500))
+            try await instance.stop()
+            let logged = lines.withLock { $0 }
+            #expect(logged.count > 5, "the gateway logged its life cycle")
+            for line in logged {
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                #expect(object?["ts"] is String && object?["level"] is String && object?["msg"] is String, "\(line)")
+                #expect(!line.contains(marker), "a payload reached the log: \(line)")
+            }
+            #expect(logged.contains { $0.contains("\"kafka.partitions\"") }, "metadata keys are dotted and kept")
             await bench.shutdown()
         }
     }

@@ -3,6 +3,7 @@ import FocusGateCore
 import FocusGateKafka
 import FocusGateStore
 import Foundation
+import Logging
 import Prometheus
 import Synchronization
 import Testing
@@ -171,12 +172,12 @@ final class InProcessGateway: Sendable {
     let listener: InvalidationListener
     private let task: Task<Void, any Error>
 
-    init(_ bench: GatewayBench, configuration: GatewayConfiguration) async throws {
-        let cache = ContextCache(store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: KafkaTestSupport.logger)
-        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: KafkaTestSupport.logger)
+    init(_ bench: GatewayBench, configuration: GatewayConfiguration, logger: Logger = KafkaTestSupport.logger) async throws {
+        let cache = ContextCache(store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
+        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: logger)
         var listenerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bench.broker.bootstrapServers, groupID: nil)
         listenerConfiguration.properties = GatewayBench.fastGroupProperties
-        let listener = InvalidationListener(configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: KafkaTestSupport.logger) {
+        let listener = InvalidationListener(configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger) {
             gateway.contextChanged(userID: $0, context: $1)
         }
         self.gateway = gateway

@@ -10,7 +10,7 @@ extension ServerConfiguration {
         "delivery.mode", "delivery.commitGroupOffsets", "commit.intervalMs", "workers",
         "store.kind", "store.sqlite.path", "store.postgres.url", "cache.maxEntries",
         "admin.host", "admin.port", "admin.token",
-        "limits.maxEventBytes", "badges.maxUnreadPerApp", "dedupe.windowPerUser",
+        "limits.maxEventBytes", "badges.maxUnreadPerApp", "dedupe.windowPerUser", "log.level", "log.format",
     ]
 
     /// The environment variable overriding `key`: `FOCUSGATE_` and the key upper-cased, dots as underscores.
@@ -103,6 +103,14 @@ extension ServerConfiguration {
         configuration.maxEventBytes = try integer("limits.maxEventBytes", 64...16_777_216) ?? configuration.maxEventBytes
         configuration.maxUnreadPerApp = try integer("badges.maxUnreadPerApp", 1...100_000) ?? configuration.maxUnreadPerApp
         configuration.dedupeWindowPerUser = try integer("dedupe.windowPerUser", 1...100_000) ?? configuration.dedupeWindowPerUser
+        configuration.logLevel = string("log.level", configuration.logLevel)
+        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(configuration.logLevel) else {
+            throw Error(key: "log.level", message: "must be trace, debug, info, notice, warning, error or critical, not '\(configuration.logLevel)'")
+        }
+        configuration.logFormat = string("log.format", configuration.logFormat)
+        guard ["text", "json"].contains(configuration.logFormat) else {
+            throw Error(key: "log.format", message: "must be text or json, not '\(configuration.logFormat)'")
+        }
         return configuration
     }
 
@@ -164,6 +172,7 @@ extension ServerConfiguration {
             ("cache.maxEntries", "\(self.cacheMaxEntries)"), ("admin.host", self.adminHost), ("admin.port", "\(self.adminPort)"),
             ("admin.token", self.adminToken.isEmpty ? "" : "<redacted>"), ("limits.maxEventBytes", "\(self.maxEventBytes)"),
             ("badges.maxUnreadPerApp", "\(self.maxUnreadPerApp)"), ("dedupe.windowPerUser", "\(self.dedupeWindowPerUser)"),
+            ("log.level", self.logLevel), ("log.format", self.logFormat),
         ]
         return lines
     }

@@ -45,6 +45,10 @@ public struct ServerConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// `log.level`: trace, debug, info, notice, warning, error, critical. Default: `info`.
+    public var logLevel = "info"
+    /// `log.format`: `text` (one human line) or `json` (one JSON object per line). Default: `text`.
+    public var logFormat = "text"
 
     /// The defaults.
     public init() {}
