@@ -24,7 +24,8 @@ run: release
 	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/release/focusgate serve
 
 ## test: every test (unit and integration against the embedded broker over TCP)
-test: deps
+test:
+	@scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what FocusGate needs from the system and is not there yet.
 # As root on Debian/Ubuntu it uses apt-get; otherwise it says exactly what to install.
+# With --test it also installs what only the tests use: promtool (Debian's prometheus package)
+# checks the alert rules, docker-compose validates deploy/compose.yaml.
 set -euo pipefail
 
 missing=()
@@ -13,6 +15,10 @@ pkg-config --exists rdkafka 2>/dev/null || missing+=(librdkafka-dev)
 command -v kcat >/dev/null 2>&1 || missing+=(kcat)
 # PostgreSQL server binaries: the store tests start a real server.
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+if [ "${1:-}" = "--test" ]; then
+    command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+    { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || missing+=(docker-compose)
+fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0
 
@@ -20,11 +26,12 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
     echo "error: missing system packages: ${missing[*]}" >&2
     echo "  Debian/Ubuntu: sudo apt-get install -y ${missing[*]}" >&2
     echo "  (librdkafka-dev: librdkafka 2.x headers and pkg-config 'rdkafka'; kcat: the walkthrough;" >&2
-    echo "   postgresql: the store tests start a throwaway server on 127.0.0.1)" >&2
+    echo "   postgresql: the store tests start a throwaway server on 127.0.0.1;" >&2
+    echo "   prometheus: promtool checks the alert rules; docker-compose: validates deploy/compose.yaml)" >&2
     exit 1
 fi

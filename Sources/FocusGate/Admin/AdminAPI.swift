@@ -55,7 +55,11 @@ public struct AdminAPI: Sendable {
             let readiness = await self.readiness()
             return Self.json(["ready": readiness.isReady, "checks": readiness.checks], status: readiness.isReady ? .ok : .serviceUnavailable)
         }
+        let ready = self.registry.makeGauge(
+            descriptor: .focusgate("ready", unit: "", "1 when the instance is ready (what /readyz answers), 0 otherwise; evaluated at each scrape.")
+        )
         router.get("metrics") { _, _ in
+            ready.set(to: await self.readiness().isReady ? 1.0 : 0.0)
             var buffer: [UInt8] = []
             self.registry.emit(into: &buffer)
             return Response(
