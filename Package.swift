@@ -142,6 +142,7 @@ let package = Package(
             dependencies: [
                 "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strictSwift
         ),

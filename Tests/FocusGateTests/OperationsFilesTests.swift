@@ -1,0 +1,126 @@
+import FocusGate
+import Foundation
+import Testing
+import Yams
+
+/// What can be validated here of the operations files: alert rules (promtool), the dashboard
+/// (JSON), the compose file (`docker compose config`), the Kubernetes manifests (YAML, kustomize,
+/// and the settings an operator relies on).
+@Suite("Operations files: dashboards, alerts, deploy")
+struct OperationsFilesTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = self.root
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    static func tool(_ name: String) -> String? {
+        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + name }.first(where: FileManager.default.isExecutableFile(atPath:))
+    }
+
+    static func yamlDocuments(_ path: String) throws -> [[String: Any]] {
+        let text = try String(contentsOf: self.root.appendingPathComponent(path), encoding: .utf8)
+        return try Yams.load_all(yaml: text).compactMap { $0 as? [String: Any] }
+    }
+
+    @Test("alert rules and the Prometheus configuration pass promtool (Debian's prometheus package)")
+    func promtool() throws {
+        guard let promtool = Self.tool("promtool") else {
+            Issue.record("promtool is not installed: make test installs it (apt-get install prometheus)")
+            return
+        }
+        let rules = try Self.run(promtool, ["check", "rules", "dashboards/prometheus/alerts.yaml"])
+        #expect(rules.status == 0 && rules.output.contains("SUCCESS: 6 rules found"), "\(rules.output)")
+        let config = try Self.run(promtool, ["check", "config", "dashboards/prometheus/prometheus.yml"])
+        #expect(config.status == 0, "\(config.output)")
+        for document in try Self.yamlDocuments("dashboards/prometheus/alerts.yaml") {
+            for group in document["groups"] as? [[String: Any]] ?? [] {
+                for rule in group["rules"] as? [[String: Any]] ?? [] {
+                    let annotations = rule["annotations"] as? [String: Any]
+                    #expect(annotations?["runbook"] is String, "\(rule["alert"] ?? "?") says what to do")
+                }
+            }
+        }
+    }
+
+    @Test("the dashboard is valid JSON with a panel for every operator question; provisioning parses")
+    func dashboard() throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("dashboards/focusgate.json"))
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let titles = (dashboard["panels"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }.joined(separator: "|").lowercased()
+        for topic in ["decision", "silenced", "dead letters", "latency", "lag", "cache", "invalidations", "transactions", "rebalances", "instances"] {
+            #expect(titles.contains(topic), "a panel about \(topic)")
+        }
+        let provider = try #require(try Self.yamlDocuments("dashboards/provisioning/dashboards/focusgate.yaml").first)
+        #expect((provider["providers"] as? [[String: Any]])?.first?["type"] as? String == "file")
+        let datasource = try #require(try Self.yamlDocuments("dashboards/provisioning/datasources/prometheus.yaml").first)
+        #expect((datasource["datasources"] as? [[String: Any]])?.first?["type"] as? String == "prometheus")
+    }
+
+    @Test("deploy/compose.yaml validates with docker compose config")
+    func compose() throws {
+        let result: (status: Int32, output: String)
+        if let docker = Self.tool("docker"), (try? Self.run(docker, ["compose", "version"]))?.status == 0 {
+            result = try Self.run(docker, ["compose", "-f", "deploy/compose.yaml", "config", "--quiet"])
+        } else if let compose = Self.tool("docker-compose") {
+            result = try Self.run(compose, ["-f", "deploy/compose.yaml", "config", "--quiet"])
+        } else {
+            Issue.record("neither docker compose nor docker-compose is installed: make test installs docker-compose")
+            return
+        }
+        #expect(result.status == 0, "\(result.output)")
+        let compose = try #require(try Self.yamlDocuments("deploy/compose.yaml").first)
+        let services = try #require(compose["services"] as? [String: Any])
+        #expect(Set(services.keys).isSuperset(of: ["kafka", "postgres", "focusgate", "prometheus", "grafana"]))
+        let kafka = try #require(services["kafka"] as? [String: Any])
+        #expect((kafka["environment"] as? [String: Any])?["KAFKA_PROCESS_ROLES"] as? String == "broker,controller", "KRaft mode")
+    }
+
+    @Test("Kubernetes manifests: probes, grace period, budget, secret, and a configuration serve accepts")
+    func kubernetes() throws {
+        var documents: [String: [String: Any]] = [:]
+        for file in ["configmap", "secret", "deployment", "service", "poddisruptionbudget"] {
+            for document in try Self.yamlDocuments("deploy/kubernetes/\(file).yaml") {
+                documents[document["kind"] as? String ?? "?"] = document
+            }
+        }
+        #expect(Set(documents.keys) == ["ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget"])
+        let pod = try #require(((documents["Deployment"]?["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        #expect((pod["terminationGracePeriodSeconds"] as? Int ?? 0) > 60, "longer than a graceful stop (commit and flush, 30 s each at most)")
+        #expect((pod["securityContext"] as? [String: Any])?["runAsNonRoot"] as? Bool == true)
+        let container = try #require((pod["containers"] as? [[String: Any]])?.first)
+        #expect(((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String == "/healthz")
+        #expect(((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String == "/readyz")
+        let secret = try #require(documents["Secret"]?["stringData"] as? [String: String])
+        #expect(secret["FOCUSGATE_ADMIN_TOKEN"] != nil)
+        #expect(documents["PodDisruptionBudget"]?["spec"] != nil)
+
+        // The ConfigMap's file plus the Secret's variables make a configuration serve accepts.
+        let file = try #require((documents["ConfigMap"]?["data"] as? [String: String])?["focusgate.yaml"])
+        let configuration = try ServerConfiguration.load(yaml: file, environment: secret)
+        #expect(configuration.storeKind == "postgres" && configuration.adminHost == "0.0.0.0" && !configuration.adminToken.isEmpty)
+
+        if let kubectl = Self.tool("kubectl") {
+            let built = try Self.run(kubectl, ["kustomize", "deploy/kubernetes"])
+            #expect(built.status == 0, "\(built.output)")
+        }
+    }
+
+    @Test("the image builds the release binary and runs it as a non-root user with librdkafka1")
+    func dockerfile() throws {
+        let text = try String(contentsOf: Self.root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
+        #expect(text.components(separatedBy: "\nFROM ").count >= 3, "multi-stage")
+        #expect(text.contains("librdkafka1") && text.contains("USER 10001"))
+        #expect(text.contains("--config /etc/focusgate/focusgate.yaml") || text.contains(#""--config", "/etc/focusgate/focusgate.yaml""#))
+    }
+}
