@@ -115,6 +115,17 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        .executableTarget(
+            name: "GatewayBenchmark",
+            dependencies: [
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/GatewayBenchmark",
+            swiftSettings: strictSwift
+        ),
+
         // MARK: - Tests
         .testTarget(
             name: "FocusGateCoreTests",

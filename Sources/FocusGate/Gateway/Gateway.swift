@@ -19,6 +19,7 @@ public final class Gateway: Service, Sendable {
     private let inboxes: [ContextChangeInbox]
     private let stopRequested = Atomic(false)
     private let readyWorkers = Atomic(0)
+    let progress = GatewayProgress()
     private let instanceTag: String
 
     /// The committed badges of the users this instance owns.
@@ -44,6 +45,12 @@ public final class Gateway: Service, Sendable {
     public var isConsuming: Bool {
         self.readyWorkers.load(ordering: .relaxed) == self.configuration.workers && !self.stopRequested.load(ordering: .relaxed)
     }
+
+    /// Records consumed by all workers since start (added once per batch).
+    public var consumedRecords: Int { self.progress.consumed.load(ordering: .relaxed) }
+
+    /// Input partitions currently owned by the workers.
+    public var assignedPartitions: Int { self.progress.assigned.load(ordering: .relaxed) }
 
     /// Hands a changed context to every worker; the one owning the user recomputes their badges
     /// on its own thread. Called by the invalidation listener.
@@ -79,7 +86,7 @@ public final class Gateway: Service, Sendable {
     private func runWorker(_ index: Int) throws {
         let worker = GatewayWorker(
             index: index, configuration: self.configuration, cache: self.cache, inbox: self.inboxes[index],
-            directory: self.badges, metrics: self.metrics, logger: self.logger,
+            directory: self.badges, metrics: self.metrics, progress: self.progress, logger: self.logger,
             shouldStop: { self.stopRequested.load(ordering: .relaxed) },
             onReady: { self.readyWorkers.add(1, ordering: .relaxed) }
         )
@@ -91,4 +98,10 @@ public final class Gateway: Service, Sendable {
             throw error
         }
     }
+}
+
+/// Counts the workers publish for whoever watches the instance (benchmarks, tests).
+final class GatewayProgress: Sendable {
+    let consumed = Atomic(0)
+    let assigned = Atomic(0)
 }

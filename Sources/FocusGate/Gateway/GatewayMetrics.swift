@@ -12,6 +12,7 @@ public struct GatewayMetrics: Sendable {
     let committed: Counter
     let aborted: Counter
     let rebalances: Counter
+    let stateRecords: Counter
     let decisionLatency: DurationHistogram
     private let deadLetters: [EventDecodingError.Code: Counter]
     private let registry: PrometheusCollectorRegistry
@@ -45,6 +46,7 @@ public struct GatewayMetrics: Sendable {
         let transactions = MetricNameDescriptor.focusgate("transactions", unit: "total", "Commits of outputs, state and offsets, by result.")
         self.committed = registry.makeCounter(descriptor: transactions, labels: [("result", "committed")])
         self.aborted = registry.makeCounter(descriptor: transactions, labels: [("result", "aborted")])
+        self.stateRecords = registry.makeCounter(descriptor: .focusgate("state_records", unit: "total", "Records written to the state changelog (one per changed user per commit)."))
         self.rebalances = registry.makeCounter(descriptor: .focusgate("rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))
         self.decisionLatency = registry.makeDurationHistogram(
             descriptor: .focusgate(

@@ -87,6 +87,7 @@ extension GatewayWorker {
         }
         counts.consumed = batch.count
         counts.add(to: self.metrics)
+        self.progress.consumed.add(batch.count, ordering: .relaxed)
         self.sampleLatency(batch, nowMilliseconds: now)
     }
 

@@ -54,6 +54,7 @@ extension GatewayWorker {
         }
         self.directory.publish(published)
         self.metrics.committed.increment()
+        self.metrics.stateRecords.increment(by: Int64(published.count))
         if self.configuration.deliveryMode == .exactlyOnce && self.configuration.commitGroupOffsets {
             // Committed already, inside the transaction: a failure here loses nothing.
             do {

@@ -32,6 +32,7 @@ extension GatewayWorker {
             restoredRecords += try self.restorer.restore(partition: partition.partition, into: &state)
             self.directory.publish(state.userIDs.map { ($0, state.badges(userID: $0)) })
             self.partitions[partition.partition] = Partition(state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
+            self.progress.assigned.add(1, ordering: .relaxed)
         }
         self.logger.info(
             "partitions restored",
@@ -56,6 +57,7 @@ extension GatewayWorker {
         }
         for partition in revoked {
             guard let leaving = self.partitions.removeValue(forKey: partition) else { continue }
+            self.progress.assigned.subtract(1, ordering: .relaxed)
             self.directory.remove(leaving.state.userIDs)
             self.lagGauges[partition] = nil
         }

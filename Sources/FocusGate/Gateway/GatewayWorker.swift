@@ -35,6 +35,7 @@ final class GatewayWorker {
     let inbox: ContextChangeInbox
     let directory: BadgeDirectory
     let metrics: GatewayMetrics
+    let progress: GatewayProgress
     let logger: Logger
     private let shouldStop: @Sendable () -> Bool
     private let onReady: @Sendable () -> Void
@@ -73,7 +74,7 @@ final class GatewayWorker {
 
     init(
         index: Int, configuration: GatewayConfiguration, cache: ContextCache, inbox: ContextChangeInbox,
-        directory: BadgeDirectory, metrics: GatewayMetrics, logger: Logger,
+        directory: BadgeDirectory, metrics: GatewayMetrics, progress: GatewayProgress, logger: Logger,
         shouldStop: @escaping @Sendable () -> Bool, onReady: @escaping @Sendable () -> Void
     ) {
         self.index = index
@@ -82,6 +83,7 @@ final class GatewayWorker {
         self.inbox = inbox
         self.directory = directory
         self.metrics = metrics
+        self.progress = progress
         var logger = logger
         logger[metadataKey: "focusgate.worker"] = "\(index)"
         self.logger = logger

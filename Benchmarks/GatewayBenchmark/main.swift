@@ -1,0 +1,385 @@
+// End-to-end figures of the notification pipeline on the embedded broker, in one run:
+// - throughput of the gateway against a raw pass-through (consume → produce unchanged, same
+//   topics, partitions, batching and commit interval, no logic), at-least-once and exactly-once;
+// - latency at a fixed offered rate (half the measured maximum), record timestamp to output readable;
+// - scale: one worker against two, two instances against one.
+// Prints a markdown table and one JSON line per figure.
+//
+//   swift run -c release GatewayBenchmark [records] [rounds]
+import FocusGate
+import FocusGateCore
+import FocusGateKafka
+import FocusGateStore
+import Foundation
+import Logging
+import Prometheus
+import Synchronization
+
+let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+let recordCount = arguments.first ?? 200_000
+let rounds = arguments.dropFirst().first ?? 3
+let partitions = 16
+let users = 100_000
+let commitInterval = Duration.milliseconds(250)
+let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+var rows: [(name: String, value: String, json: String)] = []
+
+func format(_ rate: Double) -> String { String(format: "%.0f", rate) }
+func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
+
+// MARK: - Broker, store, workload
+
+let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
+let path = NSTemporaryDirectory() + "focusgate-gateway-bench-\(UUID().uuidString).sqlite"
+defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+let store = try await SQLiteContextStore.open(path: path, logger: logger)
+let apps = ["com.example.chat", "com.example.mail", "com.example.calendar", "com.example.news", "com.example.shop"]
+let criteria = ["work-account", "personal", "family", "team-a", "team-b", "alerts", "promo", ""]
+// Half of the users have a Focus on, with filters on some apps, one app silenced, others delivered.
+try await store.bulkInsertForBenchmark((0..<users).filter { $0 % 2 == 0 }.map { index in
+    FocusContext(
+        userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
+        allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
+        apps: [
+            "com.example.chat": .init(filterPredicate: "SELF IN {'work-account', 'team-\(index % 2 == 0 ? "a" : "b")'}"),
+            "com.example.mail": .init(filterPredicate: "SELF BEGINSWITH[c] 'work' OR SELF == 'alerts'"),
+            "com.example.news": .init(silenced: true),
+        ]
+    )
+})
+
+/// About 1% bad records, 3% reads, 1% clears, the rest notifications, APNs-shaped and plain.
+func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt8]) {
+    let user = "u-\((index &* 7919) % users)"
+    let app = apps[index % apps.count]
+    let json: String
+    switch index % 100 {
+    case 42: json = #"{"id":"n-\#(index)","userId":"\#(user)","appId":"#  // truncated: invalid-json
+    case 43, 44, 45:
+        json = #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(index - 700_000)","n-\#(index - 1)"]}"#
+    case 46: json = #"{"type":"clear","id":"c-\#(index)","userId":"\#(user)","appId":"\#(app)"}"#
+    default:
+        let level = index % 17 == 0 ? "time-sensitive" : (index % 101 == 0 ? "critical" : "active")
+        json = index % 2 == 0
+            ? #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
+            : #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
+    }
+    return (Array(user.utf8), Array(json.utf8))
+}
+
+func produce(topic: String, range: Range<Int>) throws {
+    var failed = 0
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
+        onDeliveryReport: { if $0.error != nil { failed += 1 } }
+    )
+    for index in range {
+        let record = event(index)
+        try producer.produce(topic: topic, key: record.key, value: record.value)
+        if index % 10_000 == 0 { producer.poll() }
+    }
+    try producer.flush(timeout: .seconds(120))
+    precondition(failed == 0, "\(failed) records were not delivered")
+}
+
+let input = "bench-notifications"
+try broker.createTopic(.init(name: input, partitions: partitions))
+try produce(topic: input, range: 0..<recordCount)
+log("preloaded \(recordCount) records")
+
+let kafkaProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000"]
+let runs = Atomic(0)
+func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
+
+// MARK: - Raw pass-through
+
+/// Consume → produce unchanged to the delivered topic; commits like the gateway. Returns records/s
+/// from the first processed batch to the last.
+func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> Double {
+    let group = "raw-\(nextRun())"
+    return try await DedicatedThread.run(name: "raw") {
+        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: group)
+        consumerConfiguration.properties = kafkaProperties
+        consumerConfiguration.sessionTimeout = .seconds(6)
+        var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+        producerConfiguration.properties = kafkaProperties
+        if mode == .exactlyOnce { producerConfiguration.transactionalID = group }
+        var failed = 0
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger) { if $0.error != nil { failed += 1 } }
+        if mode == .exactlyOnce { try producer.initTransactions(timeout: .seconds(30)) }
+        let output = try producer.topic(TopicNames().delivered)
+        let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
+        try consumer.subscribe([input])
+        var consumed = 0
+        var start: ContinuousClock.Instant?
+        var next: [Int32: Int64] = [:]
+        var open = false
+        var nextCommit = ContinuousClock.now + commitInterval
+        func commit() throws {
+            let offsets = next.map { KafkaTopicPartition(topic: input, partition: $0.key, offset: $0.value) }
+            if mode == .exactlyOnce {
+                guard open else { return }
+                try producer.sendOffsetsToTransaction(offsets, groupMetadata: try consumer.groupMetadata(), timeout: .seconds(30))
+                try producer.commitTransaction(timeout: .seconds(30))
+                open = false
+                try consumer.commit(offsets)  // the embedded broker stores no transactional offsets
+            } else {
+                try producer.flush(timeout: .seconds(30))
+                precondition(failed == 0)
+                try consumer.commit(offsets)
+            }
+        }
+        while consumed < recordCount {
+            try consumer.consumeBatch(maxRecords: 2048, timeout: .milliseconds(100)) { batch in
+                guard !batch.isEmpty else { return }
+                if mode == .exactlyOnce && !open {
+                    try producer.beginTransaction()
+                    open = true
+                }
+                for record in batch {
+                    try producer.produce(topic: output, key: record.key, value: record.value)
+                    next[record.partition] = record.offset + 1
+                }
+                consumed += batch.count
+                if start == nil { start = ContinuousClock.now }
+            }
+            producer.poll()
+            if ContinuousClock.now >= nextCommit {
+                try commit()
+                nextCommit = ContinuousClock.now + commitInterval
+            }
+        }
+        let elapsed = (ContinuousClock.now - start!) / .seconds(1)
+        try commit()
+        consumer.close()
+        return Double(consumed) / elapsed
+    }
+}
+
+// MARK: - The gateway
+
+final class Instance: Sendable {
+    let gateway: Gateway
+    let task: Task<Void, any Error>
+    let registry = PrometheusCollectorRegistry()
+
+    /// The sum of a metric's samples.
+    func metric(_ name: String) -> Double {
+        self.registry.emitToString().split(separator: "\n")
+            .filter { $0.hasPrefix(name + " ") || $0.hasPrefix(name + "{") }
+            .compactMap { Double($0.split(separator: " ").last ?? "") }
+            .reduce(0, +)
+    }
+
+    /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
+    var producedPerConsumed: Double {
+        let produced = ["focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total", "focusgate_state_records_total"]
+            .map(self.metric).reduce(0, +)
+        return produced / max(1, self.metric("focusgate_events_consumed_total"))
+    }
+
+    init(_ configuration: GatewayConfiguration, warm: Bool) async throws {
+        let registry = self.registry
+        let cache = ContextCache(store: store, metrics: ContextCacheMetrics(registry: registry), logger: logger)
+        if warm {
+            // Steady state: the users' contexts are in memory (a cold start loads them from the store).
+            _ = try await DedicatedThread.run(name: "warm") {
+                for start in stride(from: 0, to: users, by: 1000) { _ = cache.resolve((start..<min(start + 1000, users)).map { "u-\($0)" }) }
+            }
+        }
+        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: registry), logger: logger)
+        self.gateway = gateway
+        self.task = Task { try await gateway.run() }
+    }
+
+    func stop() async throws {
+        self.task.cancel()
+        try await self.task.value
+    }
+}
+
+func gatewayConfiguration(_ mode: GatewayConfiguration.DeliveryMode, input: String, workers: Int = 1) throws -> GatewayConfiguration {
+    let run = nextRun()
+    var configuration = GatewayConfiguration(bootstrapServers: broker.bootstrapServers)
+    configuration.topics.notifications = input
+    configuration.topics.state = "bench-state-\(run)"
+    try broker.createTopic(.compacted(configuration.topics.state, partitions: partitions))
+    configuration.groupID = "gateway-\(run)"
+    configuration.deliveryMode = mode
+    configuration.commitInterval = commitInterval
+    configuration.commitGroupOffsets = true
+    configuration.workers = workers
+    configuration.sessionTimeout = .seconds(6)
+    configuration.kafkaProperties = kafkaProperties
+    return configuration
+}
+
+/// Runs instances over the preloaded input; returns records/s from the first processed batch to the last.
+func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double) {
+    let instance = try await Instance(try gatewayConfiguration(mode, input: input), warm: true)
+    while instance.gateway.consumedRecords == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    let start = ContinuousClock.now
+    let first = instance.gateway.consumedRecords
+    while instance.gateway.consumedRecords < recordCount { try await Task.sleep(for: .milliseconds(1)) }
+    let elapsed = (ContinuousClock.now - start) / .seconds(1)
+    let rate = Double(instance.gateway.consumedRecords - first) / elapsed
+    try await instance.stop()
+    return (rate, instance.producedPerConsumed)
+}
+
+// MARK: - Throughput: raw against gateway, alternating
+
+var raw: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
+var gateway: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
+var amplification: [GatewayConfiguration.DeliveryMode: Double] = [:]
+for round in 1...rounds {
+    for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
+        raw[mode, default: []].append(try await rawPassThrough(mode))
+        let measured = try await gatewayRate(mode)
+        gateway[mode, default: []].append(measured.rate)
+        amplification[mode] = measured.producedPerConsumed
+        log("round \(round) \(mode): raw \(format(raw[mode]!.last!)) gateway \(format(gateway[mode]!.last!)) records/s")
+    }
+}
+for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exactlyOnce, 0.9)] {
+    let rawRate = median(raw[mode]!)
+    let gatewayRate = median(gateway[mode]!)
+    let ratio = gatewayRate / rawRate
+    rows.append(("raw pass-through, \(mode)", "\(format(rawRate)) records/s", #"{"benchmark":"raw-pass-through","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(rawRate)),"all":\#(raw[mode]!.map(format))}"#))
+    rows.append(("gateway, \(mode)", "\(format(gatewayRate)) records/s", #"{"benchmark":"gateway","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(gatewayRate)),"all":\#(gateway[mode]!.map(format))}"#))
+    rows.append((
+        "records produced per record consumed, gateway \(mode) (raw: 1)", String(format: "%.2f", amplification[mode] ?? 0),
+        #"{"benchmark":"gateway-produced-per-consumed","mode":"\#(mode)","ratio":\#(String(format: "%.3f", amplification[mode] ?? 0))}"#
+    ))
+    rows.append(("gateway / raw, \(mode) (goal ≥ \(goal))", String(format: "%.3f", ratio), #"{"benchmark":"gateway-ratio","mode":"\#(mode)","ratio":\#(String(format: "%.4f", ratio)),"goal":\#(goal)}"#))
+}
+
+// MARK: - Scale: fresh input, instances assigned first, then the records arrive
+
+func scaleRate(instances count: Int, workers: Int) async throws -> Double {
+    let topic = "bench-scale-\(nextRun())"
+    try broker.createTopic(.init(name: topic, partitions: partitions))
+    let configuration = try gatewayConfiguration(.atLeastOnce, input: topic, workers: workers)
+    var instances: [Instance] = []
+    for _ in 0..<count { instances.append(try await Instance(configuration, warm: true)) }
+    // Wait for a settled assignment: every partition owned, every instance with some.
+    var stableSince = ContinuousClock.now
+    while ContinuousClock.now - stableSince < .seconds(2) {
+        let owned = instances.map(\.gateway.assignedPartitions)
+        if owned.reduce(0, +) != partitions || owned.contains(0) { stableSince = ContinuousClock.now }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    let producing = Task { try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<recordCount) } }
+    func consumed() -> Int { instances.map(\.gateway.consumedRecords).reduce(0, +) }
+    while consumed() == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    let start = ContinuousClock.now
+    let first = consumed()
+    while consumed() < recordCount { try await Task.sleep(for: .milliseconds(1)) }
+    let rate = Double(consumed() - first) / ((ContinuousClock.now - start) / .seconds(1))
+    try await producing.value
+    for instance in instances { try await instance.stop() }
+    return rate
+}
+
+let oneWorker = try await scaleRate(instances: 1, workers: 1)
+let twoWorkers = try await scaleRate(instances: 1, workers: 2)
+let twoInstances = try await scaleRate(instances: 2, workers: 1)
+log("scale: 1 worker \(format(oneWorker)), 2 workers \(format(twoWorkers)), 2 instances \(format(twoInstances))")
+rows.append(("scale: 1 instance × 1 worker (records produced while consumed)", "\(format(oneWorker)) records/s", #"{"benchmark":"scale","instances":1,"workers":1,"records_per_s":\#(format(oneWorker))}"#))
+rows.append(("scale: 1 instance × 2 workers", String(format: "%@ records/s (× %.2f)", format(twoWorkers), twoWorkers / oneWorker), #"{"benchmark":"scale","instances":1,"workers":2,"records_per_s":\#(format(twoWorkers)),"ratio":\#(String(format: "%.3f", twoWorkers / oneWorker))}"#))
+rows.append(("scale: 2 instances × 1 worker", String(format: "%@ records/s (× %.2f)", format(twoInstances), twoInstances / oneWorker), #"{"benchmark":"scale","instances":2,"workers":1,"records_per_s":\#(format(twoInstances)),"ratio":\#(String(format: "%.3f", twoInstances / oneWorker))}"#))
+
+// MARK: - Latency at half the measured maximum (at-least-once: outputs are readable once delivered)
+
+let offered = median(gateway[.atLeastOnce]!) / 2
+do {
+    let topic = "bench-latency-\(nextRun())"
+    try broker.createTopic(.init(name: topic, partitions: partitions))
+    let instance = try await Instance(try gatewayConfiguration(.atLeastOnce, input: topic), warm: true)
+    while instance.gateway.assignedPartitions < partitions { try await Task.sleep(for: .milliseconds(50)) }
+    let seconds = 10.0
+    let total = Int(offered * seconds)
+    // The reader starts at the outputs' current ends and measures now − sentAtUs per record.
+    let reader = Task {
+        try await DedicatedThread.run(name: "reader") { () -> [Double] in
+            var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
+            configuration.properties = ["fetch.wait.max.ms": "1"]
+            let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+            var start: [KafkaTopicPartition] = []
+            for name in [TopicNames().delivered, TopicNames().silenced] {
+                for partition in 0..<Int32(partitions) {
+                    let high = try consumer.watermarks(topic: name, partition: partition, timeout: .seconds(10)).high
+                    start.append(KafkaTopicPartition(topic: name, partition: partition, offset: high))
+                }
+            }
+            try consumer.assign(start)
+            var latencies: [Double] = []
+            let marker = Array(#""sentAtUs":"#.utf8)
+            let deadline = ContinuousClock.now + .seconds(seconds + 20)
+            while ContinuousClock.now < deadline {
+                consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
+                    let now = Double(DispatchTime.now().uptimeNanoseconds) / 1000
+                    for record in batch {
+                        guard let value = record.value, let range = value.firstRange(of: marker) else { continue }
+                        var micros: Int64 = 0
+                        var index = range.upperBound
+                        while index < value.count, value[index] >= 48, value[index] <= 57 {
+                            micros = micros * 10 + Int64(value[index] - 48)
+                            index += 1
+                        }
+                        if micros > 0 { latencies.append((now - Double(micros)) / 1000) }
+                    }
+                }
+                if latencies.count >= Int(Double(total) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
+            }
+            return latencies
+        }
+    }
+    try await Task.sleep(for: .milliseconds(500))
+    // Producer at a fixed rate: a burst every millisecond, each record stamped when produced.
+    _ = try await DedicatedThread.run(name: "paced-producer") {
+        let producer = try KafkaProducer(
+            configuration: {
+                var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+                configuration.linger = .zero
+                return configuration
+            }(),
+            logger: logger, onDeliveryReport: { _ in }
+        )
+        let handle = try producer.topic(topic)
+        let begin = DispatchTime.now().uptimeNanoseconds
+        var sent = 0
+        while sent < total {
+            let due = Int(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 * offered)
+            while sent < min(due, total) {
+                let record = event(1_000_000 + sent, sentAtMicros: Int64(DispatchTime.now().uptimeNanoseconds / 1000))
+                try record.key.withUnsafeBytes { key in
+                    try record.value.withUnsafeBytes { value in try producer.produce(topic: handle, key: key, value: value) }
+                }
+                sent += 1
+            }
+            producer.poll()
+            usleep(200)
+        }
+        try producer.flush(timeout: .seconds(30))
+    }
+    let latencies = try await reader.value.sorted()
+    try await instance.stop()
+    func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    let (p50, p99, p999) = (percentile(0.5), percentile(0.99), percentile(0.999))
+    rows.append((
+        "latency at \(format(offered)) records/s offered, at-least-once (goal p99 < 20 ms)",
+        String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
+    ))
+}
+
+await store.close()
+broker.shutdown()
+
+print("")
+print("| gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds) | result |")
+print("|---|---|")
+for row in rows { print("| \(row.name) | \(row.value) |") }
+for row in rows { print(row.json) }
