@@ -34,6 +34,7 @@ bench: release
 	.build/release/CoreBenchmark
 	.build/release/KafkaPipeBenchmark
 	.build/release/ContextBenchmark
+	.build/release/GatewayBenchmark
 
 ## format: rewrite sources with swift-format (.swift-format)
 format:

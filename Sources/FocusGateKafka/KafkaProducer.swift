@@ -106,7 +106,23 @@ public final class KafkaProducer {
         timestamp: Int64? = nil,
         deliveryID: UInt64 = 0
     ) throws(KafkaError) {
-        let topic = try self.topic(name)
+        try self.produce(
+            topic: try self.topic(name), partition: partition, key: key, value: value,
+            headers: headers, timestamp: timestamp, deliveryID: deliveryID
+        )
+    }
+
+    /// Enqueues one record from byte arrays to a topic handle; see
+    /// ``produce(topic:partition:key:value:headers:timestamp:deliveryID:)``.
+    public func produce(
+        topic: KafkaTopic,
+        partition: Int32? = nil,
+        key: [UInt8]?,
+        value: [UInt8]?,
+        headers: [KafkaHeader] = [],
+        timestamp: Int64? = nil,
+        deliveryID: UInt64 = 0
+    ) throws(KafkaError) {
         let result = withOptionalBytes(key) { keyBytes in
             withOptionalBytes(value) { valueBytes in
                 Result { () throws(KafkaError) in

@@ -144,6 +144,20 @@ struct BadgeLedgerTests {
         #expect(String(decoding: off.jsonBytes, as: UTF8.self).contains(#""focus":null,"contextVersion":null"#))
     }
 
+    @Test("badge JSON escapes what must be escaped and writes every integer exactly", arguments: [
+        Int64(0), 7, 10, 999, 1_000_000_007, -42, Int64.max, Int64.min, 9_999_999_999_999_999, 10_000_000_000_000_000,
+    ])
+    func jsonValues(version: Int64) throws {
+        let update = BadgeUpdate(
+            userID: "u-\"quoted\"\n\\", appID: "app\u{01}é", badge: 3, unread: 4, focus: "Wörk \t", contextVersion: version,
+            sequence: UInt64(Int64.max), updatedAtMilliseconds: 1_795_284_000_123
+        )
+        let object = try #require(JSONSerialization.jsonObject(with: Data(update.jsonBytes)) as? [String: Any])
+        #expect(object["userId"] as? String == "u-\"quoted\"\n\\" && object["appId"] as? String == "app\u{01}é" && object["focus"] as? String == "Wörk \t")
+        #expect(String(decoding: update.jsonBytes, as: UTF8.self).contains(#""contextVersion":\#(version),"#))
+        #expect(object["sequence"] as? Int == Int.max)
+    }
+
     @Test("RFC 3339 timestamps", arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_000, "2000-02-29T00:00:00.000Z"),
         (-1, "1969-12-31T23:59:59.999Z"), (4_102_444_799_999, "2099-12-31T23:59:59.999Z"),

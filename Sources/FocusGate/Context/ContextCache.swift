@@ -56,53 +56,67 @@ public final class ContextCache: Sendable {
     /// Call it from a dedicated thread (a worker, the listener), never from Swift's cooperative
     /// pool: the store load itself runs on that pool.
     public func resolve(_ userIDs: some Sequence<String>) -> [String: ContextLookup] {
-        var result: [String: ContextLookup] = [:]
+        let users = Array(userIDs)
+        return Dictionary(zip(users, self.lookups(users)), uniquingKeysWith: { first, _ in first })
+    }
+
+    /// ``resolve(_:)`` for the hot path: one lookup per position of `userIDs` (repeats allowed),
+    /// so the caller needs no dictionary.
+    public func lookups(_ userIDs: [String]) -> [ContextLookup] {
+        var result = [ContextLookup](repeating: .unavailable, count: userIDs.count)
         var misses: [String] = []
-        var missing = Set<String>()
+        var missPositions: [String: [Int]] = [:]
+        var hits = 0
         self.state.withLock { state in
-            for userID in userIDs where result[userID] == nil {
+            for (position, userID) in userIDs.enumerated() {
                 if let slot = state.index[userID], !state.slots[slot].mustReload {
                     state.slots[slot].referenced = true
-                    result[userID] = .available(state.slots[slot].context)
-                } else if missing.insert(userID).inserted {
+                    result[position] = .available(state.slots[slot].context)
+                    hits += 1
+                } else if missPositions[userID] != nil {
+                    missPositions[userID]!.append(position)
+                } else {
+                    missPositions[userID] = [position]
                     misses.append(userID)
                     // In flight: invalidations arriving during the load raise this announced version.
                     state.loading[userID] = state.loading[userID] ?? state.pendingAnnouncements[userID] ?? -1
                 }
             }
         }
-        self.metrics.hits.increment(by: Int64(result.count))
+        self.metrics.hits.increment(by: Int64(hits))
         guard !misses.isEmpty else { return result }
         self.metrics.misses.increment(by: Int64(misses.count))
         let loaded = self.loadBlocking(misses)
         self.state.withLock { state in
             for userID in misses {
-                let announced = max(state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1)
-                guard let loaded else {
-                    result[userID] = .unavailable
-                    continue
-                }
-                let context = loaded[userID]
-                if announced >= 0 && (context?.version ?? -1) < announced {
-                    // The store lags behind an invalidation: never decide with an older context,
-                    // now or on a later load, until the store has the announced version.
-                    state.pendingAnnouncements[userID] = announced
-                    result[userID] = .unavailable
-                    continue
-                }
-                state.pendingAnnouncements[userID] = nil
-                do {
-                    let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context) }
-                    state.insert(userID: userID, context: compiled, version: context?.version ?? -1, metrics: self.metrics)
-                    result[userID] = .available(compiled)
-                } catch {
-                    self.logger.error("stored context does not compile", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
-                    result[userID] = .unavailable
-                }
+                let lookup = self.settle(userID, loaded: loaded, state: &state)
+                for position in missPositions[userID]! { result[position] = lookup }
             }
             self.metrics.entries.set(Double(state.index.count))
         }
         return result
+    }
+
+    /// Applies a load's answer for one missed user under the lock: the lookup to decide with.
+    private func settle(_ userID: String, loaded: [String: FocusContext]?, state: inout State) -> ContextLookup {
+        let announced = max(state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1)
+        guard let loaded else { return .unavailable }
+        let context = loaded[userID]
+        if announced >= 0 && (context?.version ?? -1) < announced {
+            // The store lags behind an invalidation: never decide with an older context,
+            // now or on a later load, until the store has the announced version.
+            state.pendingAnnouncements[userID] = announced
+            return .unavailable
+        }
+        state.pendingAnnouncements[userID] = nil
+        do {
+            let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context) }
+            state.insert(userID: userID, context: compiled, version: context?.version ?? -1, metrics: self.metrics)
+            return .available(compiled)
+        } catch {
+            self.logger.error("stored context does not compile", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
+            return .unavailable
+        }
     }
 
     // MARK: - Invalidations

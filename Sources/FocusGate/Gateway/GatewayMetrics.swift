@@ -81,11 +81,9 @@ struct BatchCounts {
     var duplicates = 0
     var badgeUpdates = 0
 
-    mutating func count(_ decision: Decision) {
-        let outcome = decision.outcome == .delivered ? 0 : 1
-        if let reason = Decision.Reason.all.firstIndex(of: decision.reason) {
-            self.decisions[outcome][reason] += 1
-        }
+    /// Counts a decision given as indexes into ``Decision/Outcome/allCases`` and ``Decision/Reason/all``.
+    mutating func count(outcome: Int, reason: Int) {
+        self.decisions[outcome][reason] += 1
     }
 
     func add(to metrics: GatewayMetrics) {

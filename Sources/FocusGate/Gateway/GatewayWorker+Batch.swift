@@ -24,13 +24,13 @@ extension GatewayWorker {
             }
             do {
                 let event = try self.decoder.decode(value: record.value, key: record.key)
+                self.decoded.append(.event(event, user: self.batchUsers.count))
                 self.batchUsers.append(event.userID)
-                self.decoded.append(.event(event))
             } catch {
                 self.decoded.append(.invalid(error))
             }
         }
-        let contexts = self.batchUsers.isEmpty ? [:] : self.cache.resolve(self.batchUsers)
+        let contexts = self.batchUsers.isEmpty ? [] : self.cache.lookups(self.batchUsers)
         let now = WallClock.nowMilliseconds()
         let decidedAt = KafkaHeader(name: "focusgate-decided-at", value: String(now))
         let sourcePrefix = self.configuration.topics.notifications + "/"
@@ -53,8 +53,8 @@ extension GatewayWorker {
                     ]
                 )
                 counts.deadLetters[error.code, default: 0] += 1
-            case .event(let event):
-                let lookup = contexts[event.userID] ?? .unavailable
+            case .event(let event, let user):
+                let lookup = contexts[user]
                 var context: CompiledFocusContext?
                 if case .available(let found) = lookup { context = found }
                 var update: BadgeUpdate?
@@ -65,12 +65,14 @@ extension GatewayWorker {
                         counts.duplicates += 1
                     case .applied(let changed):
                         update = changed
+                        let outcome = decision.outcome == .delivered ? 0 : 1
+                        let reason = Decision.Reason.all.firstIndex(of: decision.reason) ?? 0
                         try self.producer.produce(
-                            topic: decision.outcome == .delivered ? self.delivered : self.silenced,
+                            topic: outcome == 0 ? self.delivered : self.silenced,
                             key: record.key, value: record.value,
-                            headers: Self.headers(for: decision, source: source(), decidedAt: decidedAt)
+                            headers: Self.headers(self.decisionHeaders[outcome][reason], for: decision, source: source(), decidedAt: decidedAt)
                         )
-                        counts.count(decision)
+                        counts.count(outcome: outcome, reason: reason)
                     }
                 } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now) {
                     update = changed
@@ -104,11 +106,9 @@ extension GatewayWorker {
         return true
     }
 
-    static func headers(for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader) -> [KafkaHeader] {
-        var headers = [
-            KafkaHeader(name: "focusgate-decision", value: decision.outcome.rawValue),
-            KafkaHeader(name: "focusgate-reason", value: decision.reason.rawValue),
-        ]
+    static func headers(_ decisionHeaders: [KafkaHeader], for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader) -> [KafkaHeader] {
+        var headers = decisionHeaders
+        headers.reserveCapacity(6)
         if let focus = decision.focus {
             headers.append(KafkaHeader(name: "focusgate-focus", value: focus))
         }
@@ -122,7 +122,7 @@ extension GatewayWorker {
 
     /// Produces a badge update to `notifications.badges` (key `userId/appId`).
     func publish(_ update: BadgeUpdate) throws(KafkaError) {
-        try self.producer.produce(topic: self.configuration.topics.badges, key: Array(update.key.utf8), value: update.jsonBytes)
+        try self.producer.produce(topic: self.badgeTopic, key: Array(update.key.utf8), value: update.jsonBytes)
     }
 
     func beginTransactionIfNeeded() throws(KafkaError) {

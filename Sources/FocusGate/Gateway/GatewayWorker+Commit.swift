@@ -24,8 +24,7 @@ extension GatewayWorker {
             let state = self.partitions[partition]!.state
             for userID in state.changedUsers {
                 try self.producer.produce(
-                    topic: self.configuration.topics.state, partition: partition,
-                    key: Array(userID.utf8), value: state.serializedState(userID: userID)
+                    topic: self.stateTopic, partition: partition, key: Array(userID.utf8), value: state.serializedState(userID: userID)
                 )
                 published.append((userID, state.badges(userID: userID)))
             }

@@ -52,16 +52,28 @@ final class GatewayWorker {
     var expirations = Heap<Expiration>()
     var watchedExpiry: [String: Int64] = [:]
     var lagGauges: [Int32: Gauge] = [:]
+    /// Where the loop's time went: waiting for records, processing batches, committing.
+    var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
 
     // Handles and buffers reused by every batch.
     var delivered: KafkaTopic!
     var silenced: KafkaTopic!
     var deadLetters: KafkaTopic!
+    var badgeTopic: KafkaTopic!
+    var stateTopic: KafkaTopic!
+    /// `focusgate-decision` and `focusgate-reason` headers, made once: by outcome, then by index in
+    /// ``Decision/Reason/all``.
+    let decisionHeaders: [[[KafkaHeader]]] = Decision.Outcome.allCases.map { outcome in
+        Decision.Reason.all.map { reason in
+            [KafkaHeader(name: "focusgate-decision", value: outcome.rawValue), KafkaHeader(name: "focusgate-reason", value: reason.rawValue)]
+        }
+    }
     var decoded: [Decoded] = []
     var batchUsers: [String] = []
 
     enum Decoded {
-        case event(NotificationEvent)
+        /// A valid event, with its position in the batch's user list.
+        case event(NotificationEvent, user: Int)
         case invalid(EventDecodingError)
         case skipped
     }
@@ -108,15 +120,21 @@ final class GatewayWorker {
         while !self.shouldStop() {
             let wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
             do {
+                let polled = ContinuousClock.now
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) { (batch) throws(KafkaError) in
+                    let started = ContinuousClock.now
+                    self.timing.waiting += started - polled
                     try self.process(batch)
+                    self.timing.processing += ContinuousClock.now - started
                 }
                 try self.checkFatal()
                 try self.applyContextChanges()
                 try self.applyExpirations()
                 self.producer.poll()
                 if ContinuousClock.now >= nextCommit {
+                    let started = ContinuousClock.now
                     try self.commit()
+                    self.timing.committing += ContinuousClock.now - started
                     nextCommit = ContinuousClock.now + self.configuration.commitInterval
                 }
             } catch where !error.isFatal {
@@ -132,6 +150,13 @@ final class GatewayWorker {
         self.consumer.close()  // the revoke hook finds nothing left to commit
         try self.checkFatal()
         try self.producer.flush(timeout: self.configuration.operationTimeout)
+        self.logger.debug(
+            "worker stopped",
+            metadata: [
+                "focusgate.waiting": "\(self.timing.waiting)", "focusgate.processing": "\(self.timing.processing)",
+                "focusgate.committing": "\(self.timing.committing)",
+            ]
+        )
     }
 
     private func start(instanceTag: String) throws(KafkaError) {
@@ -147,6 +172,8 @@ final class GatewayWorker {
         self.delivered = try self.producer.topic(self.configuration.topics.delivered)
         self.silenced = try self.producer.topic(self.configuration.topics.silenced)
         self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
+        self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
+        self.stateTopic = try self.producer.topic(self.configuration.topics.state)
         self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
         var consumerConfiguration = self.configuration.consumerConfiguration()
         consumerConfiguration.statisticsInterval = .seconds(5)

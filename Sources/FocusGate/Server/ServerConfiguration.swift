@@ -81,6 +81,11 @@ public struct ServerConfiguration: Sendable {
         if embedded {
             // The embedded broker serves one instance; rebalances should not wait 45 s.
             gateway.sessionTimeout = .seconds(6)
+            // It also holds a fetch for the whole wait when no data is there at the request (a
+            // real broker answers as soon as data arrives): keep the wait short.
+            if gateway.kafkaProperties["fetch.wait.max.ms"] == nil {
+                gateway.kafkaProperties["fetch.wait.max.ms"] = "10"
+            }
         }
         return gateway
     }

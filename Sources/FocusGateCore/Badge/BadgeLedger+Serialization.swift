@@ -16,8 +16,12 @@ extension BadgeLedger {
     public func serializedState(userID: String) -> [UInt8]? {
         guard let user = self.users[userID] else { return nil }
         var out: [UInt8] = [Self.formatVersion]
+        out.reserveCapacity(64)
         Self.writeVarint(UInt64(user.apps.count), to: &out)
-        for (appID, app) in user.apps.sorted(by: { $0.key < $1.key }) {
+        // Apps in id order, so that equal states give equal bytes; most users have one app here.
+        let appIDs = user.apps.count == 1 ? Array(user.apps.keys) : user.apps.keys.sorted()
+        for appID in appIDs {
+            let app = user.apps[appID]!
             Self.writeString(appID, to: &out)
             Self.writeVarint(app.sequence, to: &out)
             Self.writeVarint(UInt64(app.badge), to: &out)

@@ -58,20 +58,24 @@ public struct BadgeLedger {
         userID: String, appID: String, id: String, criteria: String?,
         context: CompiledFocusContext?, nowMilliseconds: Int64
     ) -> RecordOutcome {
-        var app = self.users[userID]?.apps[appID] ?? AppBadge()
-        if app.ids.contains(id) { return .duplicate }
-        self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
-        app.ids.append(id)
-        app.criteria.append(criteria)
-        app.counts.append(FocusDecider.countsInBadge(appID: appID, criteria: criteria, context: context, nowMilliseconds: nowMilliseconds))
-        if app.ids.count > self.maxUnreadPerApp {
-            let excess = app.ids.count - self.maxUnreadPerApp
-            app.ids.removeFirst(excess)
-            app.criteria.removeFirst(excess)
-            app.counts.removeFirst(excess)
-            self.droppedUnread += excess
+        let maxUnread = self.maxUnreadPerApp
+        var dropped = 0
+        let outcome = self.modifyApp(userID: userID, appID: appID) { (app) -> RecordOutcome in
+            if app.ids.contains(id) { return .duplicate }
+            Self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+            app.ids.append(id)
+            app.criteria.append(criteria)
+            app.counts.append(FocusDecider.countsInBadge(appID: appID, criteria: criteria, context: context, nowMilliseconds: nowMilliseconds))
+            if app.ids.count > maxUnread {
+                dropped = app.ids.count - maxUnread
+                app.ids.removeFirst(dropped)
+                app.criteria.removeFirst(dropped)
+                app.counts.removeFirst(dropped)
+            }
+            return .added(Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds))
         }
-        return .added(self.store(app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds))
+        self.droppedUnread += dropped
+        return outcome
     }
 
     /// Marks notifications read; unknown ids are ignored.
@@ -79,40 +83,45 @@ public struct BadgeLedger {
         userID: String, appID: String, ids: [String],
         context: CompiledFocusContext?, nowMilliseconds: Int64
     ) -> BadgeUpdate? {
-        guard var app = self.users[userID]?.apps[appID] else { return nil }
-        let read = Set(ids)
-        var index = 0
-        while index < app.ids.count {
-            if read.contains(app.ids[index]) {
-                app.ids.remove(at: index)
-                app.criteria.remove(at: index)
-                app.counts.remove(at: index)
-            } else {
-                index += 1
+        guard self.users[userID]?.apps[appID] != nil else { return nil }
+        return self.modifyApp(userID: userID, appID: appID) { app in
+            let read = Set(ids)
+            var index = 0
+            while index < app.ids.count {
+                if read.contains(app.ids[index]) {
+                    app.ids.remove(at: index)
+                    app.criteria.remove(at: index)
+                    app.counts.remove(at: index)
+                } else {
+                    index += 1
+                }
             }
+            Self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+            return Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
         }
-        self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
-        return self.store(app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
     }
 
     /// Marks all of the app's notifications read.
     public mutating func clear(userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
-        guard var app = self.users[userID]?.apps[appID] else { return nil }
-        app.ids.removeAll()
-        app.criteria.removeAll()
-        app.counts.removeAll()
-        return self.store(app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+        guard self.users[userID]?.apps[appID] != nil else { return nil }
+        return self.modifyApp(userID: userID, appID: appID) { app in
+            app.ids.removeAll()
+            app.criteria.removeAll()
+            app.counts.removeAll()
+            return Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+        }
     }
 
     /// Recomputes every badge of a user under a new (or expired, or removed) context; returns the changed ones.
     public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> [BadgeUpdate] {
-        guard let user = self.users[userID] else { return [] }
+        guard let appIDs = self.users[userID]?.apps.keys.sorted() else { return [] }
         var updates: [BadgeUpdate] = []
-        for (appID, var app) in user.apps.sorted(by: { $0.key < $1.key }) {
-            self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
-            if let update = self.store(app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds) {
-                updates.append(update)
+        for appID in appIDs {
+            let update = self.modifyApp(userID: userID, appID: appID) { app in
+                Self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+                return Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
             }
+            if let update { updates.append(update) }
         }
         return updates
     }
@@ -148,7 +157,19 @@ public struct BadgeLedger {
 
     // MARK: - Internals
 
-    private func recount(_ app: inout AppBadge, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
+    /// Runs `body` on the (user, app) in place (created if absent), then forgets an app with
+    /// nothing unread and no published badge, and a user with no apps. In place: the arrays of an
+    /// app are copied only when a saved snapshot still shares them.
+    private mutating func modifyApp<Result>(userID: String, appID: String, _ body: (inout AppBadge) -> Result) -> Result {
+        let result = body(&self.users[userID, default: UserBadges()].apps[appID, default: AppBadge()])
+        if let app = self.users[userID]?.apps[appID], app.ids.isEmpty && app.badge == 0 && app.sequence == 0 {
+            self.users[userID]!.apps[appID] = nil
+            if self.users[userID]!.apps.isEmpty { self.users[userID] = nil }
+        }
+        return result
+    }
+
+    private static func recount(_ app: inout AppBadge, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         let key = CountingKey(version: context?.version, focusOn: context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false)
         guard app.countedUnder != key else { return }
         app.countedUnder = key
@@ -157,27 +178,18 @@ public struct BadgeLedger {
         }
     }
 
-    /// Saves `app`; returns an update when its badge changed.
-    private mutating func store(_ app: AppBadge, userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
-        var app = app
-        let badge = app.counts.reduce(0) { $0 + ($1 ? 1 : 0) }
-        var update: BadgeUpdate?
-        if badge != app.badge {
-            app.badge = badge
-            app.sequence += 1
-            let focusOn = context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false
-            update = BadgeUpdate(
-                userID: userID, appID: appID, badge: badge, unread: app.ids.count,
-                focus: focusOn ? context?.focus : nil, contextVersion: context?.version,
-                sequence: app.sequence, updatedAtMilliseconds: nowMilliseconds
-            )
-        }
-        if app.ids.isEmpty && app.badge == 0 && app.sequence == 0 {
-            self.users[userID]?.apps[appID] = nil
-            if self.users[userID]?.apps.isEmpty == true { self.users[userID] = nil }
-        } else {
-            self.users[userID, default: UserBadges()].apps[appID] = app
-        }
-        return update
+    /// Sets the app's badge from its counts; returns an update when the badge changed.
+    private static func publish(_ app: inout AppBadge, userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
+        var badge = 0
+        for counts in app.counts where counts { badge += 1 }
+        guard badge != app.badge else { return nil }
+        app.badge = badge
+        app.sequence += 1
+        let focusOn = context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false
+        return BadgeUpdate(
+            userID: userID, appID: appID, badge: badge, unread: app.ids.count,
+            focus: focusOn ? context?.focus : nil, contextVersion: context?.version,
+            sequence: app.sequence, updatedAtMilliseconds: nowMilliseconds
+        )
     }
 }

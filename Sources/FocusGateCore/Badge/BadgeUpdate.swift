@@ -45,7 +45,7 @@ public struct BadgeUpdate: Sendable, Hashable {
         json.member("focus", string: self.focus)
         json.member("contextVersion", integer: self.contextVersion)
         json.member("sequence", integer: Int64(clamping: self.sequence))
-        json.member("updatedAt", string: Timestamp.rfc3339(milliseconds: self.updatedAtMilliseconds))
+        json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
         json.endObject()
         return json.bytes
     }

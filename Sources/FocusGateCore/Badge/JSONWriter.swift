@@ -25,7 +25,34 @@ struct JSONWriter {
     mutating func member(_ name: StaticString, integer value: Int64?) {
         self.name(name)
         guard let value else { return self.bytes.append(contentsOf: "null".utf8) }
-        self.bytes.append(contentsOf: String(value).utf8)
+        Self.appendDecimal(value, to: &self.bytes)
+    }
+
+    /// An RFC 3339 UTC timestamp with milliseconds, written without building a `String`.
+    mutating func member(_ name: StaticString, timestampMilliseconds value: Int64) {
+        self.name(name)
+        self.bytes.append(UInt8(ascii: "\""))
+        Timestamp.appendRFC3339(milliseconds: value, to: &self.bytes)
+        self.bytes.append(UInt8(ascii: "\""))
+    }
+
+    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, Int) = (0, 0)  // reversed digits, packed 4 bits each (at most 16 fit)
+        guard magnitude >= 10_000_000_000_000_000 else {
+            repeat {
+                digits.0 = digits.0 << 4 | (magnitude % 10)
+                digits.1 += 1
+                magnitude /= 10
+            } while magnitude > 0
+            for _ in 0..<digits.1 {
+                bytes.append(UInt8(ascii: "0") + UInt8(digits.0 & 0xF))
+                digits.0 >>= 4
+            }
+            return
+        }
+        bytes.append(contentsOf: String(magnitude).utf8)
     }
 
     private mutating func name(_ name: StaticString) {
@@ -38,6 +65,12 @@ struct JSONWriter {
 
     private mutating func string(_ value: String) {
         self.bytes.append(UInt8(ascii: "\""))
+        // Most values (ids, app ids, Focus names) need no escaping: copy them in one go.
+        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            self.bytes.append(contentsOf: value.utf8)
+            self.bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "\""): self.bytes.append(contentsOf: "\\\"".utf8)
@@ -122,6 +155,14 @@ public enum Timestamp {
 
     /// `2026-11-21T18:00:00.123Z` for Unix milliseconds.
     public static func rfc3339(milliseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        self.appendRFC3339(milliseconds: milliseconds, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for Unix milliseconds.
+    static func appendRFC3339(milliseconds: Int64, to bytes: inout [UInt8]) {
         let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
         let millis = Int(milliseconds - seconds * 1000)
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
@@ -136,10 +177,33 @@ public enum Timestamp {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var value = value
+            if value >= divisor * 10 {  // wider than asked (years past 9999): write it all
+                bytes.append(contentsOf: String(value).utf8)
+                return
+            }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor))
+                value %= divisor
+                divisor /= 10
+            }
         }
-        return "\(pad(Int(year), 4))-\(pad(Int(month), 2))-\(pad(Int(day), 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2)).\(pad(millis, 3))Z"
+        digits(Int(year), 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(month), 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(Int(day), 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(millis, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 }
