@@ -1,9 +1,10 @@
 # FocusGate: every task a person runs is a target here.
+FUZZ_SECONDS ?= 60
 SWIFT ?= swift
 PORT ?= 9092
 PARTITIONS ?= 8
 
-.PHONY: all deps build release run test bench format lint clean
+.PHONY: fuzz all deps build release run test bench format lint clean
 
 all: build
 
@@ -28,6 +29,7 @@ test:
 	@scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@scripts/fuzz.sh 10
 
 ## bench: benchmarks, release build; prints rates and ratios
 bench: release
@@ -36,13 +38,17 @@ bench: release
 	.build/release/ContextBenchmark
 	.build/release/GatewayBenchmark
 
+## fuzz: libFuzzer targets (event decoder, predicate parser, context decoder), FUZZ_SECONDS each
+fuzz:
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
 ## format: rewrite sources with swift-format (.swift-format)
 format:
-	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Package.swift
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift
 
 ## lint: check formatting without changing files
 lint:
-	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Package.swift
+	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift
 
 clean:
 	rm -rf .build

@@ -1,0 +1,19 @@
+// libFuzzer target: any text either compiles into a predicate (whose canonical form compiles to
+// the same expression and evaluates without crashing) or is refused with a position inside it.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: count), as: UTF8.self)
+    do {
+        let predicate = try FilterPredicate(text, arguments: [.string("a"), .number(1)])
+        let canonical = predicate.description
+        let reparsed = try? FilterPredicate(canonical)
+        precondition(reparsed?.description == canonical, "canonical form does not round-trip: \(canonical)")
+        for criteria in ["", "work", "Wörk", "a*b?", "12", "\u{0301}e"] {
+            _ = try? predicate.evaluate(criteria)
+        }
+    } catch {
+        precondition(error.position >= 0 && error.position <= text.utf8.count, "error position outside the text")
+    }
+    return 0
+}
