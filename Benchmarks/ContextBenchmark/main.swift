@@ -11,7 +11,7 @@ import Hummingbird
 import Logging
 import Prometheus
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 let users = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
@@ -29,32 +29,48 @@ let path = NSTemporaryDirectory() + "focusgate-bench-\(UUID().uuidString).sqlite
 defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
 let store = try await SQLiteContextStore.open(path: path, logger: logger)
 let loadStart = ContinuousClock.now
-try await store.bulkInsertForBenchmark((0..<users).map { index in
-    FocusContext(
-        userID: "user-\(index)", version: 1, focus: index % 2 == 0 ? "Work" : nil,
-        apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-\(index % 100)'}")]
-    )
-})
+try await store.bulkInsertForBenchmark(
+    (0..<users).map { index in
+        FocusContext(
+            userID: "user-\(index)", version: 1, focus: index % 2 == 0 ? "Work" : nil,
+            apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-\(index % 100)'}")]
+        )
+    })
 let loadSeconds = (ContinuousClock.now - loadStart) / .seconds(1)
-rows.append(("store filled", String(format: "%d contexts in %.1f s", users, loadSeconds), #"{"benchmark":"store-fill","contexts":\#(users),"seconds":\#(String(format: "%.1f", loadSeconds))}"#))
+rows.append(
+    (
+        "store filled", String(format: "%d contexts in %.1f s", users, loadSeconds),
+        #"{"benchmark":"store-fill","contexts":\#(users),"seconds":\#(String(format: "%.1f", loadSeconds))}"#
+    ))
 
 // MARK: - Cache throughput: misses (one store query per 500-user batch) and hits
 
 let registry = PrometheusCollectorRegistry()
 var cacheConfiguration = ContextCache.Configuration()
 cacheConfiguration.maxEntries = users
-let cache = ContextCache(store: store, configuration: cacheConfiguration, metrics: ContextCacheMetrics(registry: registry), logger: logger)
-let batches = stride(from: 0, to: min(users, 200_000), by: 500).map { start in (start..<min(start + 500, users)).map { "user-\($0)" } }
+let cache = ContextCache(
+    store: store, configuration: cacheConfiguration, metrics: ContextCacheMetrics(registry: registry), logger: logger)
+let batches = stride(from: 0, to: min(users, 200_000), by: 500).map { start in
+    (start..<min(start + 500, users)).map { "user-\($0)" }
+}
 var start = ContinuousClock.now
 for batch in batches { _ = cache.resolve(batch) }
 var seconds = (ContinuousClock.now - start) / .seconds(1)
 let missRate = Double(batches.count * 500) / seconds
-rows.append(("cache misses, 500-user batches (one store query each)", String(format: "%.0f users/s", missRate), #"{"benchmark":"cache-miss","users_per_s":\#(Int(missRate))}"#))
+rows.append(
+    (
+        "cache misses, 500-user batches (one store query each)", String(format: "%.0f users/s", missRate),
+        #"{"benchmark":"cache-miss","users_per_s":\#(Int(missRate))}"#
+    ))
 start = ContinuousClock.now
 for _ in 0..<5 { for batch in batches { _ = cache.resolve(batch) } }
 seconds = (ContinuousClock.now - start) / .seconds(1)
 let hitRate = Double(batches.count * 500 * 5) / seconds
-rows.append(("cache hits, 500-user batches (one lock per batch)", String(format: "%.2f M users/s", hitRate / 1e6), #"{"benchmark":"cache-hit","users_per_s":\#(Int(hitRate))}"#))
+rows.append(
+    (
+        "cache hits, 500-user batches (one lock per batch)", String(format: "%.2f M users/s", hitRate / 1e6),
+        #"{"benchmark":"cache-hit","users_per_s":\#(Int(hitRate))}"#
+    ))
 
 // MARK: - CLOCK under a skewed workload
 
@@ -78,12 +94,16 @@ let harmonic = log(Double(users)) + 0.5772
 let smallRegistry = PrometheusCollectorRegistry()
 var smallConfiguration = ContextCache.Configuration()
 smallConfiguration.maxEntries = users / 10
-let smallCache = ContextCache(store: store, configuration: smallConfiguration, metrics: ContextCacheMetrics(registry: smallRegistry), logger: logger)
+let smallCache = ContextCache(
+    store: store, configuration: smallConfiguration, metrics: ContextCacheMetrics(registry: smallRegistry),
+    logger: logger)
 for _ in 0..<400 { _ = smallCache.resolve((0..<500).map { _ in "user-\(zipfUser())" }) }  // warm-up
 @MainActor func counter(_ registry: PrometheusCollectorRegistry, _ name: String) -> Double {
     var buffer: [UInt8] = []
     registry.emit(into: &buffer)
-    return String(decoding: buffer, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
+    return String(decoding: buffer, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
+        Double($0.split(separator: " ").last!)
+    } ?? 0
 }
 let hitsBefore = counter(smallRegistry, "focusgate_context_cache_hits_total")
 let missesBefore = counter(smallRegistry, "focusgate_context_cache_misses_total")
@@ -91,21 +111,30 @@ for _ in 0..<1000 { _ = smallCache.resolve((0..<500).map { _ in "user-\(zipfUser
 let hits = counter(smallRegistry, "focusgate_context_cache_hits_total") - hitsBefore
 let misses = counter(smallRegistry, "focusgate_context_cache_misses_total") - missesBefore
 let hitRatio = hits / (hits + misses)
-rows.append(("CLOCK hit ratio, cache of 10% of users, Zipf(1) access", String(format: "%.3f", hitRatio), #"{"benchmark":"clock-hit-ratio","capacity_fraction":0.1,"hit_ratio":\#(String(format: "%.4f", hitRatio))}"#))
+rows.append(
+    (
+        "CLOCK hit ratio, cache of 10% of users, Zipf(1) access", String(format: "%.3f", hitRatio),
+        #"{"benchmark":"clock-hit-ratio","capacity_fraction":0.1,"hit_ratio":\#(String(format: "%.4f", hitRatio))}"#
+    ))
 
 // MARK: - Invalidation to effect: PUT through the admin API → first decision with the new version
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: 8), logger: logger)
 let producer = try KafkaAsyncProducer(configuration: .init(bootstrapServers: broker.bootstrapServers), logger: logger)
-let listener = InvalidationListener(configuration: .init(bootstrapServers: broker.bootstrapServers, groupID: nil), topic: "focus.invalidations", cache: cache, logger: logger) { _, _ in }
+let listener = InvalidationListener(
+    configuration: .init(bootstrapServers: broker.bootstrapServers, groupID: nil), topic: "focus.invalidations",
+    cache: cache, logger: logger
+) { _, _ in }
 let listening = Task { try await listener.run() }
 while !listener.isPositioned { try await Task.sleep(for: .milliseconds(20)) }
 let adminPort = 18_000 + Int.random(in: 0..<1000)
 let api = AdminAPI(
-    configuration: .init(), store: store, publisher: KafkaInvalidationPublisher(producer: producer, topic: "focus.invalidations"),
+    configuration: .init(), store: store,
+    publisher: KafkaInvalidationPublisher(producer: producer, topic: "focus.invalidations"),
     badges: nil, registry: registry, logger: logger, readiness: { Readiness(checks: [:]) }
 )
-let application = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: adminPort)), logger: logger)
+let application = Application(
+    router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: adminPort)), logger: logger)
 let serving = Task { try await application.runService() }
 var up = false
 while !up {
@@ -119,7 +148,9 @@ for round in 0..<300 {
     let version = Int64(2 + round)
     var request = URLRequest(url: URL(string: "http://127.0.0.1:\(adminPort)/v1/users/\(userID)/context")!)
     request.httpMethod = "PUT"
-    request.httpBody = Data(#"{"userId":"\#(userID)","version":\#(version),"focus":"Personal","apps":{"com.example.chat":{"filterPredicate":"TRUEPREDICATE"}}}"#.utf8)
+    request.httpBody = Data(
+        #"{"userId":"\#(userID)","version":\#(version),"focus":"Personal","apps":{"com.example.chat":{"filterPredicate":"TRUEPREDICATE"}}}"#
+            .utf8)
     let sent = ContinuousClock.now
     _ = try await URLSession.shared.data(for: request)
     while true {
@@ -130,7 +161,12 @@ for round in 0..<300 {
 }
 let p50 = percentile(latencies, 0.5)
 let p99 = percentile(latencies, 0.99)
-rows.append(("invalidation to effect (PUT → first decision with the new version), 300 PUTs", String(format: "p50 %.1f ms · p99 %.1f ms", p50, p99), #"{"benchmark":"invalidation-latency","count":300,"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99))}"#))
+rows.append(
+    (
+        "invalidation to effect (PUT → first decision with the new version), 300 PUTs",
+        String(format: "p50 %.1f ms · p99 %.1f ms", p50, p99),
+        #"{"benchmark":"invalidation-latency","count":300,"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99))}"#
+    ))
 serving.cancel()
 listening.cancel()
 producer.shutdown()

@@ -5,7 +5,7 @@ import FocusGateCore
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 var rows: [(name: String, value: String, json: String)] = []
@@ -26,15 +26,22 @@ func measure(_ name: String, iterations: Int, _ body: () -> Int) -> Double {
     let iterations = roundIterations
     let nanos = seconds / Double(iterations) * 1e9
     let rate = Double(iterations) / seconds
-    rows.append((name, String(format: "%.0f ns/op · %.2f M ops/s", nanos, rate / 1e6),
-                 #"{"benchmark":"\#(name)","ns_per_op":\#(String(format: "%.1f", nanos)),"ops_per_s":\#(String(format: "%.0f", rate)),"sink":\#(sink & 1)}"#))
+    rows.append(
+        (
+            name, String(format: "%.0f ns/op · %.2f M ops/s", nanos, rate / 1e6),
+            #"{"benchmark":"\#(name)","ns_per_op":\#(String(format: "%.1f", nanos)),"ops_per_s":\#(String(format: "%.0f", rate)),"sink":\#(sink & 1)}"#
+        ))
     return rate
 }
 
 // MARK: - Decoding
 
-let plainEvent = Array(#"{"type":"notification","id":"n-1234567","userId":"u-4242","appId":"com.example.chat","filterCriteria":"work-account-identifier","interruptionLevel":"active","relevanceScore":0.5,"payload":{"threadId":"t-99","sender":"ann","preview":"Lunch at noon? Bring the quarterly numbers."}}"#.utf8)
-let apnsEvent = Array(#"{"id":"n-1234567","userId":"u-4242","appId":"com.example.chat","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers please."},"sound":"default","filter-criteria":"work-account-identifier","interruption-level":"time-sensitive","relevance-score":0.8},"payload":{"threadId":"t-99"}}"#.utf8)
+let plainEvent = Array(
+    #"{"type":"notification","id":"n-1234567","userId":"u-4242","appId":"com.example.chat","filterCriteria":"work-account-identifier","interruptionLevel":"active","relevanceScore":0.5,"payload":{"threadId":"t-99","sender":"ann","preview":"Lunch at noon? Bring the quarterly numbers."}}"#
+        .utf8)
+let apnsEvent = Array(
+    #"{"id":"n-1234567","userId":"u-4242","appId":"com.example.chat","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers please."},"sound":"default","filter-criteria":"work-account-identifier","interruption-level":"time-sensitive","relevance-score":0.8},"payload":{"threadId":"t-99"}}"#
+        .utf8)
 let decoder = EventDecoder()
 
 struct FoundationEvent: Decodable {
@@ -43,7 +50,8 @@ struct FoundationEvent: Decodable {
         var interruptionLevel: String?
         var relevanceScore: Double?
         enum CodingKeys: String, CodingKey {
-            case filterCriteria = "filter-criteria", interruptionLevel = "interruption-level", relevanceScore = "relevance-score"
+            case filterCriteria = "filter-criteria", interruptionLevel = "interruption-level", relevanceScore =
+                "relevance-score"
         }
     }
     var type: String?
@@ -60,7 +68,9 @@ let plainData = Data(plainEvent)
 let apnsData = Data(apnsEvent)
 let jsonDecoder = JSONDecoder()
 let decodeRate = plainEvent.withUnsafeBytes { bytes in
-    measure("decode plain event (\(plainEvent.count) B)", iterations: CommandLine.arguments.count > 1 ? 100_000 : 2_000_000) {
+    measure(
+        "decode plain event (\(plainEvent.count) B)", iterations: CommandLine.arguments.count > 1 ? 100_000 : 2_000_000
+    ) {
         (try? decoder.decode(value: bytes, key: nil))?.id.utf8.count ?? 0
     }
 }
@@ -72,8 +82,11 @@ apnsEvent.withUnsafeBytes { bytes in
 let foundationRate = measure("Foundation JSONDecoder, same plain event", iterations: 200_000) {
     (try? jsonDecoder.decode(FoundationEvent.self, from: plainData))?.id.utf8.count ?? 0
 }
-rows.append(("decode speed-up over JSONDecoder", String(format: "%.1f×", decodeRate / foundationRate),
-             #"{"benchmark":"decode-ratio","ratio":\#(String(format: "%.2f", decodeRate / foundationRate))}"#))
+rows.append(
+    (
+        "decode speed-up over JSONDecoder", String(format: "%.1f×", decodeRate / foundationRate),
+        #"{"benchmark":"decode-ratio","ratio":\#(String(format: "%.2f", decodeRate / foundationRate))}"#
+    ))
 
 // `CoreBenchmark decode` stops here: a short run for profilers.
 if CommandLine.arguments.dropFirst().first == "decode" {
@@ -88,8 +101,12 @@ if CommandLine.arguments.dropFirst().first == "decode" {
     measure(name, iterations: 5_000_000) { (try? predicate.evaluate(criteria)) == true ? 1 : 0 }
 }
 predicateBench("evaluate IN, 1 item", "SELF IN {'work-account-identifier'}", criteria: "work-account-identifier")
-predicateBench("evaluate IN, 10 items", "SELF IN %@", arguments: [.array((0..<10).map { .string("account-\($0)") })], criteria: "account-9")
-predicateBench("evaluate IN, 1000 items", "SELF IN %@", arguments: [.array((0..<1000).map { .string("account-\($0)") })], criteria: "account-999")
+predicateBench(
+    "evaluate IN, 10 items", "SELF IN %@", arguments: [.array((0..<10).map { .string("account-\($0)") })],
+    criteria: "account-9")
+predicateBench(
+    "evaluate IN, 1000 items", "SELF IN %@", arguments: [.array((0..<1000).map { .string("account-\($0)") })],
+    criteria: "account-999")
 predicateBench("evaluate LIKE", "SELF LIKE 'work-*-id?'", criteria: "work-account-ids")
 predicateBench("evaluate ==[cd], ASCII criteria", "SELF ==[cd] 'WORK-ACCOUNT'", criteria: "work-account")
 predicateBench("evaluate ==[cd], non-ASCII criteria", "SELF ==[cd] 'ECOLE'", criteria: "école")
@@ -97,10 +114,11 @@ predicateBench("evaluate ==[cd], non-ASCII criteria", "SELF ==[cd] 'ECOLE'", cri
 // MARK: - Decision per event
 
 var compiler = FocusContextCompiler()
-let context = try! compiler.compile(FocusContext(
-    userID: "u-4242", version: 3, focus: "Work",
-    apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-identifier'}")]
-))
+let context = try! compiler.compile(
+    FocusContext(
+        userID: "u-4242", version: 3, focus: "Work",
+        apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-identifier'}")]
+    ))
 let contexts: [String: CompiledFocusContext] = ["u-4242": context]
 let now = Int64(Date().timeIntervalSince1970 * 1000)
 plainEvent.withUnsafeBytes { bytes in
@@ -137,9 +155,12 @@ for (index, id) in userIDs.enumerated() {
 let withContexts = heapInUse()
 let idBytes = Double(withIDs - baseline) / Double(users)
 let perContext = Double(withContexts - withIDs) / Double(users)
-rows.append(("resident bytes per cached context beyond the user id (1,000,000 users, one app, one-item IN)",
-             String(format: "%.0f B (a user-id set costs %.0f B per id)", perContext, idBytes),
-             #"{"benchmark":"context-bytes","users":\#(users),"bytes_per_context":\#(String(format: "%.1f", perContext)),"bytes_per_id_in_set":\#(String(format: "%.1f", idBytes)),"cache_entries":\#(cache.count + idsOnly.count - users)}"#))
+rows.append(
+    (
+        "resident bytes per cached context beyond the user id (1,000,000 users, one app, one-item IN)",
+        String(format: "%.0f B (a user-id set costs %.0f B per id)", perContext, idBytes),
+        #"{"benchmark":"context-bytes","users":\#(users),"bytes_per_context":\#(String(format: "%.1f", perContext)),"bytes_per_id_in_set":\#(String(format: "%.1f", idBytes)),"cache_entries":\#(cache.count + idsOnly.count - users)}"#
+    ))
 
 // MARK: - Report
 

@@ -6,6 +6,7 @@
 // Prints a markdown table and one JSON line per figure.
 //
 //   swift run -c release GatewayBenchmark [records] [rounds]
+//   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
@@ -22,7 +23,9 @@ let partitions = 16
 let users = 100_000
 let commitInterval = Duration.milliseconds(250)
 let logger: Logger = {
-    guard ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil else { return Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() } }
+    guard ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil else {
+        return Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+    }
     var logger = Logger(label: "bench") { StreamLogHandler.standardError(label: $0) }
     logger.logLevel = .debug
     return logger
@@ -42,17 +45,19 @@ let store = try await SQLiteContextStore.open(path: path, logger: logger)
 let apps = ["com.example.chat", "com.example.mail", "com.example.calendar", "com.example.news", "com.example.shop"]
 let criteria = ["work-account", "personal", "family", "team-a", "team-b", "alerts", "promo", ""]
 // Half of the users have a Focus on, with filters on some apps, one app silenced, others delivered.
-try await store.bulkInsertForBenchmark((0..<users).filter { $0 % 2 == 0 }.map { index in
-    FocusContext(
-        userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
-        allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
-        apps: [
-            "com.example.chat": .init(filterPredicate: "SELF IN {'work-account', 'team-\(index % 2 == 0 ? "a" : "b")'}"),
-            "com.example.mail": .init(filterPredicate: "SELF BEGINSWITH[c] 'work' OR SELF == 'alerts'"),
-            "com.example.news": .init(silenced: true),
-        ]
-    )
-})
+try await store.bulkInsertForBenchmark(
+    (0..<users).filter { $0 % 2 == 0 }.map { index in
+        FocusContext(
+            userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
+            allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
+            apps: [
+                "com.example.chat": .init(
+                    filterPredicate: "SELF IN {'work-account', 'team-\(index % 2 == 0 ? "a" : "b")'}"),
+                "com.example.mail": .init(filterPredicate: "SELF BEGINSWITH[c] 'work' OR SELF == 'alerts'"),
+                "com.example.news": .init(silenced: true),
+            ]
+        )
+    })
 
 /// About 1% bad records, 3% reads, 1% clears, the rest notifications, APNs-shaped and plain.
 func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt8]) {
@@ -62,11 +67,13 @@ func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt
     switch index % 100 {
     case 42: json = #"{"id":"n-\#(index)","userId":"\#(user)","appId":"#  // truncated: invalid-json
     case 43, 44, 45:
-        json = #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(index - 700_000)","n-\#(index - 1)"]}"#
+        json =
+            #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(index - 700_000)","n-\#(index - 1)"]}"#
     case 46: json = #"{"type":"clear","id":"c-\#(index)","userId":"\#(user)","appId":"\#(app)"}"#
     default:
         let level = index % 17 == 0 ? "time-sensitive" : (index % 101 == 0 ? "critical" : "active")
-        json = index % 2 == 0
+        json =
+            index % 2 == 0
             ? #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
             : #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
     }
@@ -96,7 +103,9 @@ log("preloaded \(recordCount) records")
 // The embedded broker holds a fetch for the whole fetch.wait.max.ms when it has no data at the
 // moment of the request (a real broker answers as soon as data arrives): keep the wait short, as
 // `serve` does with the embedded broker. Same settings for the raw pipe and the gateway.
-let kafkaProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000", "fetch.wait.max.ms": "10"]
+let kafkaProperties = [
+    "heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000", "fetch.wait.max.ms": "10",
+]
 let runs = Atomic(0)
 func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
 
@@ -107,14 +116,17 @@ func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
 func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> Double {
     let group = "raw-\(nextRun())"
     return try await DedicatedThread.run(name: "raw") {
-        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: group)
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: broker.bootstrapServers, groupID: group)
         consumerConfiguration.properties = kafkaProperties
         consumerConfiguration.sessionTimeout = .seconds(6)
         var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
         producerConfiguration.properties = kafkaProperties
         if mode == .exactlyOnce { producerConfiguration.transactionalID = group }
         var failed = 0
-        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger) { if $0.error != nil { failed += 1 } }
+        let producer = try KafkaProducer(configuration: producerConfiguration, logger: logger) {
+            if $0.error != nil { failed += 1 }
+        }
         if mode == .exactlyOnce { try producer.initTransactions(timeout: .seconds(30)) }
         let output = try producer.topic(TopicNames().delivered)
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
@@ -128,7 +140,8 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> D
             let offsets = next.map { KafkaTopicPartition(topic: input, partition: $0.key, offset: $0.value) }
             if mode == .exactlyOnce {
                 guard open else { return }
-                try producer.sendOffsetsToTransaction(offsets, groupMetadata: try consumer.groupMetadata(), timeout: .seconds(30))
+                try producer.sendOffsetsToTransaction(
+                    offsets, groupMetadata: try consumer.groupMetadata(), timeout: .seconds(30))
                 try producer.commitTransaction(timeout: .seconds(30))
                 open = false
                 try consumer.commit(offsets)  // the embedded broker stores no transactional offsets
@@ -182,8 +195,11 @@ final class Instance: Sendable {
 
     /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
     var producedPerConsumed: Double {
-        let produced = ["focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total", "focusgate_state_records_total"]
-            .map(self.metric).reduce(0, +)
+        let produced = [
+            "focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total",
+            "focusgate_state_records_total",
+        ]
+        .map(self.metric).reduce(0, +)
         return produced / max(1, self.metric("focusgate_events_consumed_total"))
     }
 
@@ -193,10 +209,13 @@ final class Instance: Sendable {
         if warm {
             // Steady state: the users' contexts are in memory (a cold start loads them from the store).
             _ = try await DedicatedThread.run(name: "warm") {
-                for start in stride(from: 0, to: users, by: 1000) { _ = cache.resolve((start..<min(start + 1000, users)).map { "u-\($0)" }) }
+                for start in stride(from: 0, to: users, by: 1000) {
+                    _ = cache.resolve((start..<min(start + 1000, users)).map { "u-\($0)" })
+                }
             }
         }
-        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: registry), logger: logger)
+        let gateway = Gateway(
+            configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: registry), logger: logger)
         self.gateway = gateway
         self.task = Task { try await gateway.run() }
     }
@@ -207,7 +226,9 @@ final class Instance: Sendable {
     }
 }
 
-func gatewayConfiguration(_ mode: GatewayConfiguration.DeliveryMode, input: String, workers: Int = 1) throws -> GatewayConfiguration {
+func gatewayConfiguration(_ mode: GatewayConfiguration.DeliveryMode, input: String, workers: Int = 1) throws
+    -> GatewayConfiguration
+{
     let run = nextRun()
     var configuration = GatewayConfiguration(bootstrapServers: broker.bootstrapServers)
     configuration.topics.notifications = input
@@ -224,7 +245,8 @@ func gatewayConfiguration(_ mode: GatewayConfiguration.DeliveryMode, input: Stri
 }
 
 /// Runs instances over the preloaded input; returns records/s from the first processed batch to the last.
-func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double) {
+func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double)
+{
     let instance = try await Instance(try gatewayConfiguration(mode, input: input), warm: true)
     while instance.gateway.consumedRecords == 0 { try await Task.sleep(for: .milliseconds(1)) }
     let start = ContinuousClock.now
@@ -233,14 +255,18 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
     var lastTrace = ContinuousClock.now
     while instance.gateway.consumedRecords < recordCount {
         try await Task.sleep(for: .milliseconds(1))
-        if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil, ContinuousClock.now - lastTrace > .milliseconds(100) {
+        if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil,
+            ContinuousClock.now - lastTrace > .milliseconds(100)
+        {
             lastTrace = ContinuousClock.now
             trace.append("\(instance.gateway.consumedRecords)")
         }
     }
     if !trace.isEmpty {
         log("progress every 100 ms: \(trace.joined(separator: " "))")
-        log("cache hits \(instance.metric("focusgate_context_cache_hits_total")) misses \(instance.metric("focusgate_context_cache_misses_total")) load seconds \(instance.metric("focusgate_context_load_seconds_sum"))")
+        log(
+            "cache hits \(instance.metric("focusgate_context_cache_hits_total")) misses \(instance.metric("focusgate_context_cache_misses_total")) load seconds \(instance.metric("focusgate_context_load_seconds_sum"))"
+        )
     }
     let elapsed = (ContinuousClock.now - start) / .seconds(1)
     let rate = Double(instance.gateway.consumedRecords - first) / elapsed
@@ -266,13 +292,27 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
     let rawRate = median(raw[mode]!)
     let gatewayRate = median(gateway[mode]!)
     let ratio = gatewayRate / rawRate
-    rows.append(("raw pass-through, \(mode)", "\(format(rawRate)) records/s", #"{"benchmark":"raw-pass-through","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(rawRate)),"all":\#(raw[mode]!.map(format))}"#))
-    rows.append(("gateway, \(mode)", "\(format(gatewayRate)) records/s", #"{"benchmark":"gateway","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(gatewayRate)),"all":\#(gateway[mode]!.map(format))}"#))
-    rows.append((
-        "records produced per record consumed, gateway \(mode) (raw: 1)", String(format: "%.2f", amplification[mode] ?? 0),
-        #"{"benchmark":"gateway-produced-per-consumed","mode":"\#(mode)","ratio":\#(String(format: "%.3f", amplification[mode] ?? 0))}"#
-    ))
-    rows.append(("gateway / raw, \(mode) (goal ≥ \(goal))", String(format: "%.3f", ratio), #"{"benchmark":"gateway-ratio","mode":"\#(mode)","ratio":\#(String(format: "%.4f", ratio)),"goal":\#(goal)}"#))
+    rows.append(
+        (
+            "raw pass-through, \(mode)", "\(format(rawRate)) records/s",
+            #"{"benchmark":"raw-pass-through","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(rawRate)),"all":\#(raw[mode]!.map(format))}"#
+        ))
+    rows.append(
+        (
+            "gateway, \(mode)", "\(format(gatewayRate)) records/s",
+            #"{"benchmark":"gateway","mode":"\#(mode)","records":\#(recordCount),"rounds":\#(rounds),"records_per_s":\#(format(gatewayRate)),"all":\#(gateway[mode]!.map(format))}"#
+        ))
+    rows.append(
+        (
+            "records produced per record consumed, gateway \(mode) (raw: 1)",
+            String(format: "%.2f", amplification[mode] ?? 0),
+            #"{"benchmark":"gateway-produced-per-consumed","mode":"\#(mode)","ratio":\#(String(format: "%.3f", amplification[mode] ?? 0))}"#
+        ))
+    rows.append(
+        (
+            "gateway / raw, \(mode) (goal ≥ \(goal))", String(format: "%.3f", ratio),
+            #"{"benchmark":"gateway-ratio","mode":"\#(mode)","ratio":\#(String(format: "%.4f", ratio)),"goal":\#(goal)}"#
+        ))
 }
 
 // MARK: - Scale: fresh input, instances assigned first, then the records arrive
@@ -290,7 +330,9 @@ func scaleRate(instances count: Int, workers: Int) async throws -> Double {
         if owned.reduce(0, +) != partitions || owned.contains(0) { stableSince = ContinuousClock.now }
         try await Task.sleep(for: .milliseconds(50))
     }
-    let producing = Task { try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<recordCount) } }
+    let producing = Task {
+        try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<recordCount) }
+    }
     func consumed() -> Int { instances.map(\.gateway.consumedRecords).reduce(0, +) }
     while consumed() == 0 { try await Task.sleep(for: .milliseconds(1)) }
     let start = ContinuousClock.now
@@ -306,9 +348,23 @@ let oneWorker = try await scaleRate(instances: 1, workers: 1)
 let twoWorkers = try await scaleRate(instances: 1, workers: 2)
 let twoInstances = try await scaleRate(instances: 2, workers: 1)
 log("scale: 1 worker \(format(oneWorker)), 2 workers \(format(twoWorkers)), 2 instances \(format(twoInstances))")
-rows.append(("scale: 1 instance × 1 worker (records produced while consumed)", "\(format(oneWorker)) records/s", #"{"benchmark":"scale","instances":1,"workers":1,"records_per_s":\#(format(oneWorker))}"#))
-rows.append(("scale: 1 instance × 2 workers", String(format: "%@ records/s (× %.2f)", format(twoWorkers), twoWorkers / oneWorker), #"{"benchmark":"scale","instances":1,"workers":2,"records_per_s":\#(format(twoWorkers)),"ratio":\#(String(format: "%.3f", twoWorkers / oneWorker))}"#))
-rows.append(("scale: 2 instances × 1 worker", String(format: "%@ records/s (× %.2f)", format(twoInstances), twoInstances / oneWorker), #"{"benchmark":"scale","instances":2,"workers":1,"records_per_s":\#(format(twoInstances)),"ratio":\#(String(format: "%.3f", twoInstances / oneWorker))}"#))
+rows.append(
+    (
+        "scale: 1 instance × 1 worker (records produced while consumed)", "\(format(oneWorker)) records/s",
+        #"{"benchmark":"scale","instances":1,"workers":1,"records_per_s":\#(format(oneWorker))}"#
+    ))
+rows.append(
+    (
+        "scale: 1 instance × 2 workers",
+        String(format: "%@ records/s (× %.2f)", format(twoWorkers), twoWorkers / oneWorker),
+        #"{"benchmark":"scale","instances":1,"workers":2,"records_per_s":\#(format(twoWorkers)),"ratio":\#(String(format: "%.3f", twoWorkers / oneWorker))}"#
+    ))
+rows.append(
+    (
+        "scale: 2 instances × 1 worker",
+        String(format: "%@ records/s (× %.2f)", format(twoInstances), twoInstances / oneWorker),
+        #"{"benchmark":"scale","instances":2,"workers":1,"records_per_s":\#(format(twoInstances)),"ratio":\#(String(format: "%.3f", twoInstances / oneWorker))}"#
+    ))
 
 // MARK: - Latency at half the measured maximum (at-least-once: outputs are readable once delivered)
 
@@ -375,7 +431,9 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
             while sent < min(due, total) {
                 let record = event(1_000_000 + sent, sentAtMicros: Int64(DispatchTime.now().uptimeNanoseconds / 1000))
                 try record.key.withUnsafeBytes { key in
-                    try record.value.withUnsafeBytes { value in try producer.produce(topic: handle, key: key, value: value) }
+                    try record.value.withUnsafeBytes { value in
+                        try producer.produce(topic: handle, key: key, value: value)
+                    }
                 }
                 sent += 1
             }
@@ -389,22 +447,29 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     return latencies
 }
 
-for (offered, seconds, label) in [(median(gateway[.atLeastOnce]!) / 2, 10.0, "half the measured maximum"), (1000.0, 5.0, "a light load")] {
+for (offered, seconds, label) in [
+    (median(gateway[.atLeastOnce]!) / 2, 10.0, "half the measured maximum"), (1000.0, 5.0, "a light load"),
+] {
     let latencies = try await latencies(offered: offered, seconds: seconds)
-    func percentile(_ p: Double) -> Double { latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+    func percentile(_ p: Double) -> Double {
+        latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+    }
     let (p50, p99, p999) = (percentile(0.5), percentile(0.99), percentile(0.999))
-    rows.append((
-        "latency at \(format(offered)) records/s offered (\(label)), at-least-once (goal p99 < 20 ms)",
-        String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
-        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
-    ))
+    rows.append(
+        (
+            "latency at \(format(offered)) records/s offered (\(label)), at-least-once (goal p99 < 20 ms)",
+            String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
+            #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
+        ))
 }
 
 await store.close()
 broker.shutdown()
 
 print("")
-print("| gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds) | result |")
+print(
+    "| gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds) | result |"
+)
 print("|---|---|")
 for row in rows { print("| \(row.name) | \(row.value) |") }
 for row in rows { print(row.json) }

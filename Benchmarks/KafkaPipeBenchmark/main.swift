@@ -21,7 +21,8 @@ try broker.createTopic(.init(name: input, partitions: Int(partitions)))
 
 /// ~260-byte APNs-shaped notification events for 10,000 users.
 func event(_ index: Int) -> [UInt8] {
-    let json = #"{"type":"notification","id":"n-\#(index)","userId":"u-\#(index % 10_000)","appId":"com.example.chat","filterCriteria":"work-account-identifier","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers please."},"interruption-level":"active","relevance-score":0.5}}"#
+    let json =
+        #"{"type":"notification","id":"n-\#(index)","userId":"u-\#(index % 10_000)","appId":"com.example.chat","filterCriteria":"work-account-identifier","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers please."},"interruption-level":"active","relevance-score":0.5}}"#
     return Array(json.utf8)
 }
 
@@ -41,7 +42,9 @@ do {
 
 let consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
 let producerConfiguration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-let assignment = (0..<partitions).map { KafkaTopicPartition(topic: input, partition: $0, offset: KafkaOffset.beginning) }
+let assignment = (0..<partitions).map {
+    KafkaTopicPartition(topic: input, partition: $0, offset: KafkaOffset.beginning)
+}
 
 // MARK: - Swift API
 
@@ -154,7 +157,11 @@ for round in 0..<rounds {
     for variant in round % 2 == 0 ? ["c", "swift"] : ["swift", "c"] {
         let output = "bench-out-\(variant)-\(round)"
         try broker.createTopic(.init(name: output, partitions: Int(partitions)))
-        if variant == "c" { cRates.append(runC(output: output)) } else { swiftRates.append(try runSwift(output: output)) }
+        if variant == "c" {
+            cRates.append(runC(output: output))
+        } else {
+            swiftRates.append(try runSwift(output: output))
+        }
     }
 }
 
@@ -170,5 +177,7 @@ print("|---|---|")
 print("| direct librdkafka calls | \(format(cRate)) |")
 print("| FocusGateKafka API | \(format(swiftRate)) |")
 print("| ratio API / direct | \(String(format: "%.3f", ratio)) |")
-print(#"{"benchmark":"kafka-pipe","records":\#(recordCount),"rounds":\#(rounds),"direct_rps":\#(format(cRate)),"api_rps":\#(format(swiftRate)),"ratio":\#(String(format: "%.4f", ratio)),"direct_all":\#(cRates.map(format)),"api_all":\#(swiftRates.map(format))}"#)
+print(
+    #"{"benchmark":"kafka-pipe","records":\#(recordCount),"rounds":\#(rounds),"direct_rps":\#(format(cRate)),"api_rps":\#(format(swiftRate)),"ratio":\#(String(format: "%.4f", ratio)),"direct_all":\#(cRates.map(format)),"api_all":\#(swiftRates.map(format))}"#
+)
 broker.shutdown()

@@ -27,7 +27,11 @@ public struct TopicNames: Sendable, Hashable {
     public func specifications(partitions: Int, replicationFactor: Int = -1) -> [KafkaTopicSpecification] {
         let plain = [self.notifications, self.invalidations, self.delivered, self.silenced, self.deadLetters]
         let compacted = [self.badges, self.state]
-        return plain.map { KafkaTopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor) }
-            + compacted.map { KafkaTopicSpecification.compacted($0, partitions: partitions, replicationFactor: replicationFactor) }
+        return plain.map {
+            KafkaTopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
+        }
+            + compacted.map {
+                KafkaTopicSpecification.compacted($0, partitions: partitions, replicationFactor: replicationFactor)
+            }
     }
 }

@@ -29,18 +29,24 @@ public final class KafkaAdmin {
         var newTopics: [OpaquePointer?] = []
         defer { newTopics.forEach { rd_kafka_NewTopic_destroy($0) } }
         for topic in topics {
-            guard let newTopic = rd_kafka_NewTopic_new(topic.name, Int32(topic.partitions), Int32(topic.replicationFactor), &errorText, errorText.count) else {
-                throw KafkaError(code: .invalidArgument, message: "topic \(topic.name): \(String(cErrorBuffer: errorText))")
+            guard
+                let newTopic = rd_kafka_NewTopic_new(
+                    topic.name, Int32(topic.partitions), Int32(topic.replicationFactor), &errorText, errorText.count)
+            else {
+                throw KafkaError(
+                    code: .invalidArgument, message: "topic \(topic.name): \(String(cErrorBuffer: errorText))")
             }
             newTopics.append(newTopic)
             for (name, value) in topic.config.sorted(by: { $0.key < $1.key }) {
-                try KafkaError.check(rd_kafka_NewTopic_set_config(newTopic, name, value), "topic \(topic.name) config \(name)")
+                try KafkaError.check(
+                    rd_kafka_NewTopic_set_config(newTopic, name, value), "topic \(topic.name) config \(name)")
             }
         }
         let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS)
         defer { rd_kafka_AdminOptions_destroy(options) }
         try KafkaError.check(
-            rd_kafka_AdminOptions_set_request_timeout(options, timeout.timeoutMilliseconds, &errorText, errorText.count),
+            rd_kafka_AdminOptions_set_request_timeout(
+                options, timeout.timeoutMilliseconds, &errorText, errorText.count),
             "admin request timeout"
         )
         let queue = rd_kafka_queue_new(rk)

@@ -113,7 +113,9 @@ public final class KafkaAsyncProducer: Sendable {
                     defer { state.waiting.removeAll() }
                     return Array(state.waiting.values)
                 }
-                abandoned.forEach { $0.resume(throwing: KafkaError(code: .timedOut, message: "producer stopped before delivery")) }
+                abandoned.forEach {
+                    $0.resume(throwing: KafkaError(code: .timedOut, message: "producer stopped before delivery"))
+                }
                 self.finished.signal()
                 return
             }
@@ -130,7 +132,12 @@ private final class DeliveryReports: @unchecked Sendable {
         if let error = report.error {
             self.outcomes.append((report.deliveryID, .failure(error)))
         } else {
-            self.outcomes.append((report.deliveryID, .success(KafkaTopicPartition(topic: report.topic, partition: report.partition, offset: report.offset))))
+            self.outcomes.append(
+                (
+                    report.deliveryID,
+                    .success(
+                        KafkaTopicPartition(topic: report.topic, partition: report.partition, offset: report.offset))
+                ))
         }
     }
 

@@ -14,9 +14,12 @@ extension KafkaConsumer {
     }
 
     /// The group's committed offsets for these partitions; `offset` is `nil` where nothing was committed.
-    public func committed(_ partitions: [KafkaTopicPartition], timeout: Duration) throws(KafkaError) -> [KafkaTopicPartition] {
+    public func committed(_ partitions: [KafkaTopicPartition], timeout: Duration) throws(KafkaError)
+        -> [KafkaTopicPartition]
+    {
         let list = RDKafkaTopicPartitionList(partitions.map(\.withoutOffset))
-        try KafkaError.check(rd_kafka_committed(self.client.pointer, list.pointer, timeout.timeoutMilliseconds), "committed offsets")
+        try KafkaError.check(
+            rd_kafka_committed(self.client.pointer, list.pointer, timeout.timeoutMilliseconds), "committed offsets")
         if let error = list.firstError(context: "committed offsets") { throw error }
         return list.partitions
     }
@@ -29,8 +32,11 @@ extension KafkaConsumer {
     }
 
     /// Low and high watermarks of a partition, asked of its leader.
-    public func watermarks(topic: String, partition: Int32, timeout: Duration) throws(KafkaError) -> (low: Int64, high: Int64) {
-        try self.client.queryWatermarks(topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
+    public func watermarks(topic: String, partition: Int32, timeout: Duration) throws(KafkaError) -> (
+        low: Int64, high: Int64
+    ) {
+        try self.client.queryWatermarks(
+            topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
     }
 
     /// The number of partitions of `topic`, from the cluster's metadata.

@@ -40,7 +40,8 @@ public final class KafkaConsumer {
             },
             statistics: onStatistics
         )
-        self.client = try RDKafkaHandle(type: RD_KAFKA_CONSUMER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
+        self.client = try RDKafkaHandle(
+            type: RD_KAFKA_CONSUMER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
         // Route the main queue (errors, statistics, rebalances) to the consumer queue served by consumeBatch.
         rd_kafka_poll_set_consumer(self.client.pointer)
         self.queue = rd_kafka_queue_get_consumer(self.client.pointer)
@@ -59,7 +60,8 @@ public final class KafkaConsumer {
 
     /// Joins the group and subscribes to `topics`; partitions arrive through rebalances.
     public func subscribe(_ topics: [String]) throws(KafkaError) {
-        let list = RDKafkaTopicPartitionList(topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) })
+        let list = RDKafkaTopicPartitionList(
+            topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) })
         try KafkaError.check(rd_kafka_subscribe(self.client.pointer, list.pointer), "subscribe \(topics)")
     }
 
@@ -67,7 +69,10 @@ public final class KafkaConsumer {
     ///
     /// An offset of `nil` starts from the committed offset, or `auto.offset.reset` without one.
     public func assign(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
-        let list = RDKafkaTopicPartitionList(partitions.map { KafkaTopicPartition(topic: $0.topic, partition: $0.partition, offset: $0.offset ?? KafkaOffset.stored) })
+        let list = RDKafkaTopicPartitionList(
+            partitions.map {
+                KafkaTopicPartition(topic: $0.topic, partition: $0.partition, offset: $0.offset ?? KafkaOffset.stored)
+            })
         try KafkaError.check(rd_kafka_assign(self.client.pointer, list.pointer), "assign")
     }
 
@@ -87,7 +92,8 @@ public final class KafkaConsumer {
         self.isClosed = true
         let err = rd_kafka_consumer_close(self.client.pointer)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            self.logger.warning("consumer close failed", metadata: ["kafka.error": "\(KafkaError(err, context: "close"))"])
+            self.logger.warning(
+                "consumer close failed", metadata: ["kafka.error": "\(KafkaError(err, context: "close"))"])
         }
     }
 
@@ -127,11 +133,14 @@ public final class KafkaConsumer {
         // the whole timeout to every record's latency at low rates. Take what is ready; if nothing
         // is, wait for one record, then take what arrived with it.
         var count = max(Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress, maxRecords)), 0)
-        if count == 0, timeout > .zero, let first = rd_kafka_consume_queue(self.queue, Int32(clamping: timeout.wholeMilliseconds)) {
+        if count == 0, timeout > .zero,
+            let first = rd_kafka_consume_queue(self.queue, Int32(clamping: timeout.wholeMilliseconds))
+        {
             self.buffer[0] = first
             count = 1
             if maxRecords > 1 {
-                count += max(Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress! + 1, maxRecords - 1)), 0)
+                count += max(
+                    Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress! + 1, maxRecords - 1)), 0)
             }
         }
         var errors: [KafkaError] = []

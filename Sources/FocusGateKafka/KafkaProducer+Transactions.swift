@@ -7,7 +7,8 @@ extension KafkaProducer {
     ///
     /// - Throws: ``KafkaError``; a retriable error may be retried with the same call.
     public func initTransactions(timeout: Duration) throws(KafkaError) {
-        try KafkaError.check(rd_kafka_init_transactions(self.client.pointer, timeout.timeoutMilliseconds), "init transactions")
+        try KafkaError.check(
+            rd_kafka_init_transactions(self.client.pointer, timeout.timeoutMilliseconds), "init transactions")
     }
 
     /// Starts a transaction; records produced from now on belong to it.
@@ -30,18 +31,21 @@ extension KafkaProducer {
         guard !offsets.isEmpty else { return }
         let list = RDKafkaTopicPartitionList(offsets)
         try KafkaError.check(
-            rd_kafka_send_offsets_to_transaction(self.client.pointer, list.pointer, groupMetadata.pointer, timeout.timeoutMilliseconds),
+            rd_kafka_send_offsets_to_transaction(
+                self.client.pointer, list.pointer, groupMetadata.pointer, timeout.timeoutMilliseconds),
             "send offsets to transaction"
         )
     }
 
     /// Flushes outstanding records and commits the transaction. Blocks: call it from a dedicated thread.
     public func commitTransaction(timeout: Duration) throws(KafkaError) {
-        try KafkaError.check(rd_kafka_commit_transaction(self.client.pointer, timeout.timeoutMilliseconds), "commit transaction")
+        try KafkaError.check(
+            rd_kafka_commit_transaction(self.client.pointer, timeout.timeoutMilliseconds), "commit transaction")
     }
 
     /// Aborts the transaction; its records are purged or marked aborted.
     public func abortTransaction(timeout: Duration) throws(KafkaError) {
-        try KafkaError.check(rd_kafka_abort_transaction(self.client.pointer, timeout.timeoutMilliseconds), "abort transaction")
+        try KafkaError.check(
+            rd_kafka_abort_transaction(self.client.pointer, timeout.timeoutMilliseconds), "abort transaction")
     }
 }

@@ -31,15 +31,19 @@ public final class KafkaProducer {
         onStatistics: ((KafkaStatistics) -> Void)? = nil
     ) throws(KafkaError) {
         let callbacks = RDKafkaCallbacks(logger: logger, deliveryReport: onDeliveryReport, statistics: onStatistics)
-        self.client = try RDKafkaHandle(type: RD_KAFKA_PRODUCER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
+        self.client = try RDKafkaHandle(
+            type: RD_KAFKA_PRODUCER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
         self.configuration = configuration
         self.logger = logger
     }
 
     deinit {
-        let remaining = rd_kafka_flush(self.client.pointer, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : rd_kafka_outq_len(self.client.pointer)
+        let remaining =
+            rd_kafka_flush(self.client.pointer, 5000) == RD_KAFKA_RESP_ERR_NO_ERROR
+            ? 0 : rd_kafka_outq_len(self.client.pointer)
         if remaining > 0 {
-            self.logger.warning("producer closed with undelivered records", metadata: ["kafka.outstanding": "\(remaining)"])
+            self.logger.warning(
+                "producer closed with undelivered records", metadata: ["kafka.outstanding": "\(remaining)"])
         }
         self.topics.removeAll()
     }
@@ -215,8 +219,11 @@ public final class KafkaProducer {
     }
 
     /// Low and high watermarks of a partition, asked of its leader.
-    public func watermarks(topic: String, partition: Int32, timeout: Duration) throws(KafkaError) -> (low: Int64, high: Int64) {
-        try self.client.queryWatermarks(topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
+    public func watermarks(topic: String, partition: Int32, timeout: Duration) throws(KafkaError) -> (
+        low: Int64, high: Int64
+    ) {
+        try self.client.queryWatermarks(
+            topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
     }
 
     /// The number of partitions of `topic`, from the cluster's metadata.
@@ -234,7 +241,8 @@ private func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
         name.withUTF8 { nameBytes in
             if let value = header.value {
                 value.withUnsafeBytes { valueBytes in
-                    _ = rd_kafka_header_add(list, nameBytes.baseAddress, nameBytes.count, valueBytes.baseAddress, valueBytes.count)
+                    _ = rd_kafka_header_add(
+                        list, nameBytes.baseAddress, nameBytes.count, valueBytes.baseAddress, valueBytes.count)
                 }
             } else {
                 _ = rd_kafka_header_add(list, nameBytes.baseAddress, nameBytes.count, nil, 0)

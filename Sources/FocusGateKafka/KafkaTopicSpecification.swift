@@ -18,7 +18,9 @@ public struct KafkaTopicSpecification: Sendable, Hashable {
     }
 
     /// A log-compacted topic (`cleanup.policy=compact`): the newest record per key is kept.
-    public static func compacted(_ name: String, partitions: Int, replicationFactor: Int = -1) -> KafkaTopicSpecification {
+    public static func compacted(_ name: String, partitions: Int, replicationFactor: Int = -1)
+        -> KafkaTopicSpecification
+    {
         KafkaTopicSpecification(
             name: name, partitions: partitions, replicationFactor: replicationFactor,
             config: ["cleanup.policy": "compact"]

@@ -20,5 +20,6 @@ enum RDKafkaConfig {
 /// Merges typed settings with pass-through properties; a pass-through property wins.
 func mergedProperties(typed: [(String, String)], passThrough: [String: String]) -> [(String, String)] {
     let overridden = Set(passThrough.keys)
-    return typed.filter { !overridden.contains($0.0) } + passThrough.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    return typed.filter { !overridden.contains($0.0) }
+        + passThrough.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
 }

@@ -61,7 +61,9 @@ final class RDKafkaHandle: @unchecked Sendable {
     }
 
     /// Low and high watermarks of a partition, asked of the partition leader.
-    func queryWatermarks(topic: String, partition: Int32, timeoutMilliseconds: Int32) throws(KafkaError) -> (low: Int64, high: Int64) {
+    func queryWatermarks(topic: String, partition: Int32, timeoutMilliseconds: Int32) throws(KafkaError) -> (
+        low: Int64, high: Int64
+    ) {
         var low: Int64 = 0
         var high: Int64 = 0
         try KafkaError.check(
@@ -92,7 +94,8 @@ final class RDKafkaHandle: @unchecked Sendable {
 
 /// The Swift side of librdkafka's callbacks. Immutable after creation; see ``RDKafkaHandle``.
 final class RDKafkaCallbacks: @unchecked Sendable {
-    typealias Rebalance = (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) -> Void
+    typealias Rebalance = (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
+        Void
 
     let logger: Logger
     let deliveryReport: ((KafkaDeliveryReport) -> Void)?
@@ -120,7 +123,9 @@ final class RDKafkaCallbacks: @unchecked Sendable {
     }
 }
 
-private func rdkafkaLogCallback(_ rk: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?) {
+private func rdkafkaLogCallback(
+    _ rk: OpaquePointer?, _ level: Int32, _ facility: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?
+) {
     guard let callbacks = RDKafkaCallbacks.of(rk) else { return }
     // syslog levels: 0-3 error, 4 warning, 5-6 info/notice, 7 debug.
     let logLevel: Logger.Level = level <= 3 ? .error : level == 4 ? .warning : level <= 6 ? .info : .debug
@@ -131,9 +136,12 @@ private func rdkafkaLogCallback(_ rk: OpaquePointer?, _ level: Int32, _ facility
     )
 }
 
-private func rdkafkaErrorCallback(_ rk: OpaquePointer?, _ err: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?) {
+private func rdkafkaErrorCallback(
+    _ rk: OpaquePointer?, _ err: Int32, _ reason: UnsafePointer<CChar>?, _ opaque: UnsafeMutableRawPointer?
+) {
     guard let callbacks = RDKafkaCallbacks.of(rk) else { return }
-    var error = KafkaError(rd_kafka_resp_err_t(rawValue: err), context: reason.map { String(cString: $0) } ?? "client error")
+    var error = KafkaError(
+        rd_kafka_resp_err_t(rawValue: err), context: reason.map { String(cString: $0) } ?? "client error")
     if error.code == .fatal, let rk {
         var text = [CChar](repeating: 0, count: 512)
         let underlying = rd_kafka_fatal_error(rk, &text, text.count)
@@ -144,7 +152,9 @@ private func rdkafkaErrorCallback(_ rk: OpaquePointer?, _ err: Int32, _ reason: 
     callbacks.error?(error)
 }
 
-private func rdkafkaDeliveryReportCallback(_ rk: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?) {
+private func rdkafkaDeliveryReportCallback(
+    _ rk: OpaquePointer?, _ message: UnsafePointer<rd_kafka_message_t>?, _ opaque: UnsafeMutableRawPointer?
+) {
     guard let message, let callbacks = RDKafkaCallbacks.of(rk) else { return }
     callbacks.deliveryReport?(KafkaDeliveryReport(message: message))
 }
@@ -159,7 +169,9 @@ private func rdkafkaRebalanceCallback(
     callbacks.rebalance?(rk, err, partitions)
 }
 
-private func rdkafkaStatisticsCallback(_ rk: OpaquePointer?, _ json: UnsafeMutablePointer<CChar>?, _ length: Int, _ opaque: UnsafeMutableRawPointer?) -> Int32 {
+private func rdkafkaStatisticsCallback(
+    _ rk: OpaquePointer?, _ json: UnsafeMutablePointer<CChar>?, _ length: Int, _ opaque: UnsafeMutableRawPointer?
+) -> Int32 {
     guard let json, let callbacks = RDKafkaCallbacks.of(rk) else { return 0 }
     let text = String(decoding: UnsafeRawBufferPointer(start: json, count: length), as: UTF8.self)
     callbacks.statistics?(KafkaStatistics(json: text))

@@ -26,7 +26,9 @@ enum ContextStoreSchema {
         do {
             return try FocusContext.decode(from: Data(document.utf8))
         } catch {
-            throw ContextStoreError(code: "corrupt", message: "stored context of a user does not decode: \(error.code) \(error.field ?? "")")
+            throw ContextStoreError(
+                code: "corrupt", message: "stored context of a user does not decode: \(error.code) \(error.field ?? "")"
+            )
         }
     }
 

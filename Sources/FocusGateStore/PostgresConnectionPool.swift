@@ -81,7 +81,8 @@ final class PostgresConnectionPool: Sendable {
                 self.state.withLock { $0.open -= 1 }
             case .open(let id):
                 do {
-                    return try await PostgresConnection.connect(configuration: self.configuration, id: id, logger: self.logger)
+                    return try await PostgresConnection.connect(
+                        configuration: self.configuration, id: id, logger: self.logger)
                 } catch {
                     self.freeSlot()
                     throw error

@@ -18,7 +18,8 @@ public final class PostgresContextStore: ContextStore {
     public init(url: String, maximumConnections: Int = 10, logger: Logger) throws(ContextStoreError) {
         var configuration = try Self.configuration(url)
         configuration.options.connectTimeout = .seconds(3)
-        self.pool = PostgresConnectionPool(configuration: configuration, maximumConnections: maximumConnections, logger: logger)
+        self.pool = PostgresConnectionPool(
+            configuration: configuration, maximumConnections: maximumConnections, logger: logger)
         self.logger = logger
     }
 
@@ -31,17 +32,25 @@ public final class PostgresContextStore: ContextStore {
     public func migrate() async throws(ContextStoreError) {
         do {
             try await self.pool.withConnection { connection in
-                try await connection.query("CREATE TABLE IF NOT EXISTS focusgate_migrations (version INTEGER PRIMARY KEY)", logger: self.logger)
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS focusgate_migrations (version INTEGER PRIMARY KEY)", logger: self.logger
+                )
                 // Concurrent instances starting together serialize on this lock.
                 try await connection.query("SELECT pg_advisory_lock(7264011)", logger: self.logger)
-                defer { Task { try? await connection.query("SELECT pg_advisory_unlock(7264011)", logger: self.logger) } }
-                let rows = try await connection.query("SELECT COALESCE(MAX(version), 0) FROM focusgate_migrations", logger: self.logger)
+                defer {
+                    Task { try? await connection.query("SELECT pg_advisory_unlock(7264011)", logger: self.logger) }
+                }
+                let rows = try await connection.query(
+                    "SELECT COALESCE(MAX(version), 0) FROM focusgate_migrations", logger: self.logger)
                 var current = 0
-                for try await (version,) in rows.decode((Int,).self) { current = version }
-                for (index, statement) in ContextStoreSchema.migrations(bigint: "BIGINT", timestamp: "TIMESTAMPTZ").enumerated() where index + 1 > current {
+                for try await (version, ) in rows.decode((Int,).self) { current = version }
+                for (index, statement) in ContextStoreSchema.migrations(bigint: "BIGINT", timestamp: "TIMESTAMPTZ")
+                    .enumerated() where index + 1 > current
+                {
                     try await connection.query("BEGIN", logger: self.logger)
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
-                    try await connection.query("INSERT INTO focusgate_migrations (version) VALUES (\(index + 1))", logger: self.logger)
+                    try await connection.query(
+                        "INSERT INTO focusgate_migrations (version) VALUES (\(index + 1))", logger: self.logger)
                     try await connection.query("COMMIT", logger: self.logger)
                 }
             }
@@ -82,22 +91,23 @@ public final class PostgresContextStore: ContextStore {
         let document = ContextStoreSchema.encode(context)
         do {
             return try await self.pool.withConnection { connection in
-            let rows = try await connection.query(
-                """
-                INSERT INTO focus_contexts (user_id, version, document, updated_at) VALUES (\(context.userID), \(context.version), \(document), now())
-                ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document, updated_at = excluded.updated_at
-                WHERE excluded.version > focus_contexts.version
-                RETURNING version
-                """,
-                logger: self.logger
-            )
-            var stored = false
-            for try await _ in rows.decode((Int64,).self) { stored = true }
-            if stored { return .stored }
-            let current = try await connection.query("SELECT version FROM focus_contexts WHERE user_id = \(context.userID)", logger: self.logger)
-            var version: Int64 = 0
-            for try await (value,) in current.decode((Int64,).self) { version = value }
-            return .stale(currentVersion: version)
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO focus_contexts (user_id, version, document, updated_at) VALUES (\(context.userID), \(context.version), \(document), now())
+                    ON CONFLICT (user_id) DO UPDATE SET version = excluded.version, document = excluded.document, updated_at = excluded.updated_at
+                    WHERE excluded.version > focus_contexts.version
+                    RETURNING version
+                    """,
+                    logger: self.logger
+                )
+                var stored = false
+                for try await _ in rows.decode((Int64,).self) { stored = true }
+                if stored { return .stored }
+                let current = try await connection.query(
+                    "SELECT version FROM focus_contexts WHERE user_id = \(context.userID)", logger: self.logger)
+                var version: Int64 = 0
+                for try await (value, ) in current.decode((Int64,).self) { version = value }
+                return .stale(currentVersion: version)
             }
         } catch {
             throw ContextStoreError.unavailable(error, "store context")
@@ -107,13 +117,13 @@ public final class PostgresContextStore: ContextStore {
     public func delete(userID: String) async throws(ContextStoreError) -> Int64? {
         do {
             return try await self.pool.withConnection { connection in
-            let rows = try await connection.query(
-                "UPDATE focus_contexts SET document = NULL, updated_at = now() WHERE user_id = \(userID) AND document IS NOT NULL RETURNING version",
-                logger: self.logger
-            )
-            var deleted: Int64?
-            for try await (version,) in rows.decode((Int64,).self) { deleted = version }
-            return deleted
+                let rows = try await connection.query(
+                    "UPDATE focus_contexts SET document = NULL, updated_at = now() WHERE user_id = \(userID) AND document IS NOT NULL RETURNING version",
+                    logger: self.logger
+                )
+                var deleted: Int64?
+                for try await (version, ) in rows.decode((Int64,).self) { deleted = version }
+                return deleted
             }
         } catch {
             throw ContextStoreError.unavailable(error, "delete context")
@@ -133,10 +143,13 @@ public final class PostgresContextStore: ContextStore {
     // MARK: - Configuration
 
     private static func configuration(_ url: String) throws(ContextStoreError) -> PostgresConnection.Configuration {
-        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+        guard let components = URLComponents(string: url),
+            ["postgres", "postgresql"].contains(components.scheme ?? ""),
             let host = components.host, let user = components.user
         else {
-            throw ContextStoreError(code: "invalid-url", message: "store.postgres.url must look like postgres://user:password@host:5432/database")
+            throw ContextStoreError(
+                code: "invalid-url",
+                message: "store.postgres.url must look like postgres://user:password@host:5432/database")
         }
         let database = components.path.isEmpty ? nil : String(components.path.dropFirst())
         let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"

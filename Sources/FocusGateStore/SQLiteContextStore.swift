@@ -46,13 +46,17 @@ public final class SQLiteContextStore: ContextStore {
     }
 
     private func migrate() async throws {
-        _ = try await self.connection.query("CREATE TABLE IF NOT EXISTS focusgate_migrations (version INTEGER PRIMARY KEY)")
-        let applied = try await self.connection.query("SELECT COALESCE(MAX(version), 0) AS version FROM focusgate_migrations")
+        _ = try await self.connection.query(
+            "CREATE TABLE IF NOT EXISTS focusgate_migrations (version INTEGER PRIMARY KEY)")
+        let applied = try await self.connection.query(
+            "SELECT COALESCE(MAX(version), 0) AS version FROM focusgate_migrations")
         let current = applied.first?.column("version")?.integer ?? 0
-        for (index, statement) in ContextStoreSchema.migrations(bigint: "INTEGER", timestamp: "TEXT").enumerated() where index + 1 > current {
+        for (index, statement) in ContextStoreSchema.migrations(bigint: "INTEGER", timestamp: "TEXT").enumerated()
+        where index + 1 > current {
             _ = try await self.connection.query("BEGIN")
             _ = try await self.connection.query(statement)
-            _ = try await self.connection.query("INSERT INTO focusgate_migrations (version) VALUES (?)", [.integer(index + 1)])
+            _ = try await self.connection.query(
+                "INSERT INTO focusgate_migrations (version) VALUES (?)", [.integer(index + 1)])
             _ = try await self.connection.query("COMMIT")
         }
     }
@@ -73,7 +77,9 @@ public final class SQLiteContextStore: ContextStore {
                 throw ContextStoreError.unavailable(error, "load contexts")
             }
             for row in rows {
-                guard let userID = row.column("user_id")?.string, let document = row.column("document")?.string else { continue }
+                guard let userID = row.column("user_id")?.string, let document = row.column("document")?.string else {
+                    continue
+                }
                 result[userID] = try ContextStoreSchema.decode(document, userID: userID)
             }
         }
@@ -92,7 +98,8 @@ public final class SQLiteContextStore: ContextStore {
                 [.text(context.userID), .integer(Int(context.version)), .text(ContextStoreSchema.encode(context))]
             )
             if !written.isEmpty { return .stored }
-            let current = try await self.connection.query("SELECT version FROM focus_contexts WHERE user_id = ?", [.text(context.userID)])
+            let current = try await self.connection.query(
+                "SELECT version FROM focus_contexts WHERE user_id = ?", [.text(context.userID)])
             return .stale(currentVersion: Int64(current.first?.column("version")?.integer ?? 0))
         } catch {
             throw ContextStoreError.unavailable(error, "store context")
@@ -146,9 +153,14 @@ extension SQLiteContextStore {
     public func bulkInsertForBenchmark(_ contexts: [FocusContext]) async throws {
         _ = try await self.connection.query("BEGIN")
         for chunk in contexts.chunked(500) {
-            let placeholders = Array(repeating: "(?, ?, ?, CURRENT_TIMESTAMP)", count: chunk.count).joined(separator: ",")
-            let binds: [SQLiteData] = chunk.flatMap { [.text($0.userID), .integer(Int($0.version)), .text(ContextStoreSchema.encode($0))] }
-            _ = try await self.connection.query("INSERT OR REPLACE INTO focus_contexts (user_id, version, document, updated_at) VALUES \(placeholders)", binds)
+            let placeholders = Array(repeating: "(?, ?, ?, CURRENT_TIMESTAMP)", count: chunk.count).joined(
+                separator: ",")
+            let binds: [SQLiteData] = chunk.flatMap {
+                [.text($0.userID), .integer(Int($0.version)), .text(ContextStoreSchema.encode($0))]
+            }
+            _ = try await self.connection.query(
+                "INSERT OR REPLACE INTO focus_contexts (user_id, version, document, updated_at) VALUES \(placeholders)",
+                binds)
         }
         _ = try await self.connection.query("COMMIT")
     }

@@ -4,7 +4,7 @@ import FocusGateKafka
 public import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `focusgate broker`: only the embedded broker, with the SPEC topics.

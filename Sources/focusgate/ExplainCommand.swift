@@ -29,7 +29,9 @@ struct ExplainCommand: ParsableCommand {
             guard event.kind == .notification else {
                 throw ExplainFailure("the event is a \(event.kind.rawValue) event; only notifications are decided")
             }
-            let context = try self.context.map { try FocusContext.decode(from: Data(contentsOf: URL(fileURLWithPath: $0))) }
+            let context = try self.context.map {
+                try FocusContext.decode(from: Data(contentsOf: URL(fileURLWithPath: $0)))
+            }
             let explanation = try DecisionExplanation(event: event, context: context, nowMilliseconds: try self.now())
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

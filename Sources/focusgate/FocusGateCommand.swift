@@ -5,6 +5,8 @@ struct FocusGateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "focusgate",
         abstract: "Kafka notification gateway enforcing Focus filters on the server.",
-        subcommands: [ServeCommand.self, BrokerCommand.self, PredicateCommand.self, ExplainCommand.self, ConfigCommand.self]
+        subcommands: [
+            ServeCommand.self, BrokerCommand.self, PredicateCommand.self, ExplainCommand.self, ConfigCommand.self,
+        ]
     )
 }

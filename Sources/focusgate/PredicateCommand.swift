@@ -52,7 +52,10 @@ struct PredicateCommand: ParsableCommand {
 
     private func parsedArguments() throws -> [FilterArgument] {
         guard let arguments = self.arguments else { return [] }
-        guard let values = try? JSONSerialization.jsonObject(with: Data(arguments.utf8), options: [.fragmentsAllowed]) as? [Any] else {
+        guard
+            let values = try? JSONSerialization.jsonObject(with: Data(arguments.utf8), options: [.fragmentsAllowed])
+                as? [Any]
+        else {
             throw ValidationError("--arguments must be a JSON array")
         }
         func convert(_ value: Any) throws -> FilterArgument {

@@ -3,7 +3,7 @@ import FocusGate
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Waits for SIGINT or SIGTERM.

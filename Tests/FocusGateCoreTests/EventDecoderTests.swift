@@ -12,13 +12,21 @@ struct EventDecoderTests {
 
     @Test("a plain event")
     func plain() throws {
-        let event = try self.decode(#"{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"work","interruptionLevel":"critical","relevanceScore":0.25,"payload":{"x":[1,2,{"y":null}]}}"#, key: "u-42")
-        #expect(event == NotificationEvent(kind: .notification, id: "n1", userID: "u-42", appID: "com.example.chat", filterCriteria: "work", interruptionLevel: .critical, relevanceScore: 0.25))
+        let event = try self.decode(
+            #"{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"work","interruptionLevel":"critical","relevanceScore":0.25,"payload":{"x":[1,2,{"y":null}]}}"#,
+            key: "u-42")
+        #expect(
+            event
+                == NotificationEvent(
+                    kind: .notification, id: "n1", userID: "u-42", appID: "com.example.chat", filterCriteria: "work",
+                    interruptionLevel: .critical, relevanceScore: 0.25))
     }
 
     @Test("an APNs-shaped event takes its fields from aps")
     func apnsShaped() throws {
-        let event = try self.decode(#"{"id":"n2","userId":"u","appId":"a","aps":{"alert":{"title":"Hi","body":"Lunch?"},"filter-criteria":"work-account","interruption-level":"time-sensitive","relevance-score":7}}"#)
+        let event = try self.decode(
+            #"{"id":"n2","userId":"u","appId":"a","aps":{"alert":{"title":"Hi","body":"Lunch?"},"filter-criteria":"work-account","interruption-level":"time-sensitive","relevance-score":7}}"#
+        )
         #expect(event.filterCriteria == "work-account")
         #expect(event.interruptionLevel == .timeSensitive)
         #expect(event.relevanceScore == 1)
@@ -26,13 +34,17 @@ struct EventDecoderTests {
 
     @Test("top-level fields win over aps; non-string criteria is ignored and falls back to aps")
     func precedence() throws {
-        let topLevel = try self.decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":"top","interruptionLevel":"passive","relevanceScore":-3,"aps":{"filter-criteria":"aps","interruption-level":"critical","relevance-score":0.5}}"#)
+        let topLevel = try self.decode(
+            #"{"id":"n","userId":"u","appId":"a","filterCriteria":"top","interruptionLevel":"passive","relevanceScore":-3,"aps":{"filter-criteria":"aps","interruption-level":"critical","relevance-score":0.5}}"#
+        )
         #expect(topLevel.filterCriteria == "top")
         #expect(topLevel.interruptionLevel == .passive)
         #expect(topLevel.relevanceScore == 0)
-        let fallback = try self.decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":42,"aps":{"filter-criteria":"aps"}}"#)
+        let fallback = try self.decode(
+            #"{"id":"n","userId":"u","appId":"a","filterCriteria":42,"aps":{"filter-criteria":"aps"}}"#)
         #expect(fallback.filterCriteria == "aps")
-        let none = try self.decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":null,"aps":{"filter-criteria":["x"]}}"#)
+        let none = try self.decode(
+            #"{"id":"n","userId":"u","appId":"a","filterCriteria":null,"aps":{"filter-criteria":["x"]}}"#)
         #expect(none.filterCriteria == nil)
         #expect(none.relevanceScore == nil)
     }
@@ -42,17 +54,23 @@ struct EventDecoderTests {
         #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":""}"#).filterCriteria == "")
     }
 
-    @Test("interruption level follows Apple's exact-string rule", arguments: [
-        ("passive", InterruptionLevel.passive), ("active", .active), ("time-sensitive", .timeSensitive),
-        ("critical", .critical), ("Critical", .active), ("timeSensitive", .active), ("", .active), (" critical", .active),
-    ])
+    @Test(
+        "interruption level follows Apple's exact-string rule",
+        arguments: [
+            ("passive", InterruptionLevel.passive), ("active", .active), ("time-sensitive", .timeSensitive),
+            ("critical", .critical), ("Critical", .active), ("timeSensitive", .active), ("", .active),
+            (" critical", .active),
+        ])
     func interruptionLevel(text: String, level: InterruptionLevel) throws {
-        #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a","interruptionLevel":"\#(text)"}"#).interruptionLevel == level)
+        #expect(
+            try self.decode(#"{"id":"n","userId":"u","appId":"a","interruptionLevel":"\#(text)"}"#).interruptionLevel
+                == level)
     }
 
     @Test("read and clear events")
     func readAndClear() throws {
-        let read = try self.decode(#"{"type":"read","id":"r1","userId":"u","appId":"a","notificationIds":["n1","n\u00e92"]}"#)
+        let read = try self.decode(
+            #"{"type":"read","id":"r1","userId":"u","appId":"a","notificationIds":["n1","n\u00e92"]}"#)
         #expect(read.kind == .read && read.notificationIDs == ["n1", "né2"])
         let clear = try self.decode(#"{"type":"clear","id":"c1","userId":"u","appId":"a"}"#)
         #expect(clear.kind == .clear && clear.notificationIDs.isEmpty)
@@ -60,49 +78,58 @@ struct EventDecoderTests {
 
     @Test("escapes are decoded in routing fields and compared with the key after decoding")
     func escapes() throws {
-        let event = try self.decode(#"{"id":"n\"1\\","userId":"u\u00e9\ud83d\ude00","appId":"a\/b","filterCriteria":"tab\there"}"#, key: "ué😀")
+        let event = try self.decode(
+            #"{"id":"n\"1\\","userId":"u\u00e9\ud83d\ude00","appId":"a\/b","filterCriteria":"tab\there"}"#, key: "ué😀")
         #expect(event.id == "n\"1\\")
         #expect(event.userID == "ué😀")
         #expect(event.appID == "a/b")
         #expect(event.filterCriteria == "tab\there")
     }
 
-    @Test("bad records are refused with their DLQ code", arguments: [
-        (#"{"id":"n","userId":"u","appId":"a""#, EventDecodingError.Code.invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a",}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a"} x"#, .invalidJSON),
-        (#"{"id":'n',"userId":"u","appId":"a"}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a","x":01}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a","x":1.}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a","x":tru}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a","x":"\x"}"#, .invalidJSON),
-        (#"{"id":"n","userId":"u","appId":"a","x":"\ud800"}"#, .invalidJSON),
-        ("{\"id\":\"n\",\"userId\":\"u\",\"appId\":\"a\",\"x\":\"tab\there\"}", .invalidJSON),
-        ("", .invalidJSON),
-        ("   ", .invalidJSON),
-        (#"[{"id":"n"}]"#, .wrongType),
-        (#""just a string""#, .wrongType),
-        (#"{"userId":"u","appId":"a"}"#, .missingField),
-        (#"{"id":"n","appId":"a"}"#, .missingField),
-        (#"{"id":"n","userId":"u"}"#, .missingField),
-        (#"{"type":"read","id":"n","userId":"u","appId":"a"}"#, .missingField),
-        (#"{"id":5,"userId":"u","appId":"a"}"#, .wrongType),
-        (#"{"id":"n","userId":null,"appId":"a"}"#, .wrongType),
-        (#"{"type":"read","id":"n","userId":"u","appId":"a","notificationIds":"n1"}"#, .wrongType),
-        (#"{"type":"read","id":"n","userId":"u","appId":"a","notificationIds":[1]}"#, .wrongType),
-        (#"{"type":"delete","id":"n","userId":"u","appId":"a"}"#, .invalidValue),
-        (#"{"id":"","userId":"u","appId":"a"}"#, .invalidValue),
-        (#"{"id":"n","userId":"u","userId":"v","appId":"a"}"#, .duplicateField),
-        (#"{"id":"n","userId":"u","appId":"a","aps":{"filter-criteria":"x","filter-criteria":"y"}}"#, .duplicateField),
-    ])
+    @Test(
+        "bad records are refused with their DLQ code",
+        arguments: [
+            (#"{"id":"n","userId":"u","appId":"a""#, EventDecodingError.Code.invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a",}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a"} x"#, .invalidJSON),
+            (#"{"id":'n',"userId":"u","appId":"a"}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a","x":01}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a","x":1.}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a","x":tru}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a","x":"\x"}"#, .invalidJSON),
+            (#"{"id":"n","userId":"u","appId":"a","x":"\ud800"}"#, .invalidJSON),
+            ("{\"id\":\"n\",\"userId\":\"u\",\"appId\":\"a\",\"x\":\"tab\there\"}", .invalidJSON),
+            ("", .invalidJSON),
+            ("   ", .invalidJSON),
+            (#"[{"id":"n"}]"#, .wrongType),
+            (#""just a string""#, .wrongType),
+            (#"{"userId":"u","appId":"a"}"#, .missingField),
+            (#"{"id":"n","appId":"a"}"#, .missingField),
+            (#"{"id":"n","userId":"u"}"#, .missingField),
+            (#"{"type":"read","id":"n","userId":"u","appId":"a"}"#, .missingField),
+            (#"{"id":5,"userId":"u","appId":"a"}"#, .wrongType),
+            (#"{"id":"n","userId":null,"appId":"a"}"#, .wrongType),
+            (#"{"type":"read","id":"n","userId":"u","appId":"a","notificationIds":"n1"}"#, .wrongType),
+            (#"{"type":"read","id":"n","userId":"u","appId":"a","notificationIds":[1]}"#, .wrongType),
+            (#"{"type":"delete","id":"n","userId":"u","appId":"a"}"#, .invalidValue),
+            (#"{"id":"","userId":"u","appId":"a"}"#, .invalidValue),
+            (#"{"id":"n","userId":"u","userId":"v","appId":"a"}"#, .duplicateField),
+            (
+                #"{"id":"n","userId":"u","appId":"a","aps":{"filter-criteria":"x","filter-criteria":"y"}}"#,
+                .duplicateField
+            ),
+        ])
     func refusals(json: String, code: EventDecodingError.Code) {
         let error = #expect(throws: EventDecodingError.self) { try self.decode(json) }
         #expect(error?.code == code, "\(String(describing: error))")
     }
 
-    @Test("invalid UTF-8 anywhere is invalid JSON", arguments: [
-        [0xC3, 0x28], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF], [0xC0, 0xAF], [0xE2, 0x82],
-    ] as [[UInt8]])
+    @Test(
+        "invalid UTF-8 anywhere is invalid JSON",
+        arguments: [
+            [0xC3, 0x28], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xFF], [0xC0, 0xAF],
+            [0xE2, 0x82],
+        ] as [[UInt8]])
     func invalidUTF8(sequence: [UInt8]) {
         let json = Array(#"{"id":"n","userId":"u","appId":"a","payload":""#.utf8) + sequence + Array(#""}"#.utf8)
         let error = #expect(throws: EventDecodingError.self) { try self.decoder.decode(json) }
@@ -112,10 +139,15 @@ struct EventDecoderTests {
     @Test("size, depth, identifier length and key checks")
     func limits() {
         let small = EventDecoder(maxEventBytes: 64)
-        let large = Array(#"{"id":"n","userId":"u","appId":"a","payload":"\#(String(repeating: "x", count: 64))"}"#.utf8)
-        #expect(throws: EventDecodingError(code: .tooLarge, detail: "\(large.count) bytes, limit 64")) { try small.decode(large) }
+        let large = Array(
+            #"{"id":"n","userId":"u","appId":"a","payload":"\#(String(repeating: "x", count: 64))"}"#.utf8)
+        #expect(throws: EventDecodingError(code: .tooLarge, detail: "\(large.count) bytes, limit 64")) {
+            try small.decode(large)
+        }
 
-        let deep = #"{"id":"n","userId":"u","appId":"a","payload":"# + String(repeating: "[", count: 100) + String(repeating: "]", count: 100) + "}"
+        let deep =
+            #"{"id":"n","userId":"u","appId":"a","payload":"# + String(repeating: "[", count: 100)
+            + String(repeating: "]", count: 100) + "}"
         let error = #expect(throws: EventDecodingError.self) { try self.decode(deep) }
         #expect(error?.code == .invalidJSON && error?.detail.contains("nesting") == true)
 
@@ -124,7 +156,9 @@ struct EventDecoderTests {
         let maxID = try? self.decode(#"{"id":"\#(String(repeating: "i", count: 256))","userId":"u","appId":"a"}"#)
         #expect(maxID?.id.count == 256)
 
-        let mismatch = #expect(throws: EventDecodingError.self) { try self.decode(#"{"id":"n","userId":"u-1","appId":"a"}"#, key: "u-2") }
+        let mismatch = #expect(throws: EventDecodingError.self) {
+            try self.decode(#"{"id":"n","userId":"u-1","appId":"a"}"#, key: "u-2")
+        }
         #expect(mismatch?.code == .keyMismatch)
         let tombstone = #expect(throws: EventDecodingError.self) { try self.decoder.decode(value: nil, key: nil) }
         #expect(tombstone?.code == .missingField)
@@ -151,14 +185,21 @@ struct EventDecoderTests {
     func agreesWithFoundation(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         let words = ["work", "é", "\"", "\\", "\n", "home", "", "😀", "a/b", "\u{1}"]
-        func word() -> String { (0..<Int.random(in: 0...3, using: &random)).map { _ in words.randomElement(using: &random)! }.joined() }
+        func word() -> String {
+            (0..<Int.random(in: 0...3, using: &random)).map { _ in words.randomElement(using: &random)! }.joined()
+        }
         for _ in 0..<300 {
             var object: [String: Any] = ["id": "n" + word(), "userId": "u" + word(), "appId": "a" + word()]
             if Bool.random(using: &random) { object["filterCriteria"] = word() }
-            if Bool.random(using: &random) { object["interruptionLevel"] = ["passive", "critical", "x", "active"].randomElement(using: &random)! }
+            if Bool.random(using: &random) {
+                object["interruptionLevel"] = ["passive", "critical", "x", "active"].randomElement(using: &random)!
+            }
             if Bool.random(using: &random) { object["relevanceScore"] = Double.random(in: -2...2, using: &random) }
             if Bool.random(using: &random) {
-                object["aps"] = ["filter-criteria": word(), "alert": ["body": word()], "relevance-score": Int.random(in: -1...2, using: &random)]
+                object["aps"] = [
+                    "filter-criteria": word(), "alert": ["body": word()],
+                    "relevance-score": Int.random(in: -1...2, using: &random),
+                ]
             }
             if Bool.random(using: &random) { object["payload"] = ["nested": [[word(): [1, 2.5, true, NSNull()]]]] }
             let data = try JSONSerialization.data(withJSONObject: object)
@@ -170,7 +211,8 @@ struct EventDecoderTests {
             #expect(event.filterCriteria == (object["filterCriteria"] as? String ?? aps?["filter-criteria"] as? String))
             #expect(event.interruptionLevel == InterruptionLevel(parsing: object["interruptionLevel"] as? String ?? ""))
             let score = (object["relevanceScore"] as? Double) ?? (aps?["relevance-score"] as? Int).map(Double.init)
-            #expect(event.relevanceScore.map { ($0 * 1e9).rounded() } == score.map { (min(max($0, 0), 1) * 1e9).rounded() })
+            #expect(
+                event.relevanceScore.map { ($0 * 1e9).rounded() } == score.map { (min(max($0, 0), 1) * 1e9).rounded() })
         }
     }
 }

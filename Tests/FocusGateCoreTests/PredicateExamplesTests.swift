@@ -14,7 +14,8 @@ struct PredicateExample: Sendable, CustomTestStringConvertible {
     var testDescription: String { "\(self.predicate) with \(self.criteria.map { "'\($0)'" } ?? "no criteria")" }
 
     static let all: [PredicateExample] = {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/predicate-examples.json")
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "Fixtures/predicate-examples.json")
         let root = try! JSONSerialization.jsonObject(with: Data(contentsOf: url)) as! [String: Any]
         return (root["examples"] as! [[String: Any]]).map { entry in
             let expected: Expected
@@ -47,18 +48,29 @@ struct PredicateExamplesTests {
     @Test("the fixture holds every shared example")
     func fixtureIsComplete() throws {
         #expect(PredicateExample.all.count >= 32)
-        let shared = URL(fileURLWithPath: #filePath).appendingPathComponent("../../../../shared/predicate-examples.json").standardized
+        let shared = URL(fileURLWithPath: #filePath).appendingPathComponent(
+            "../../../../shared/predicate-examples.json"
+        ).standardized
         if let sharedData = try? Data(contentsOf: shared) {
-            let fixture = try Data(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/predicate-examples.json"))
-            #expect(sharedData == fixture, "Tests/FocusGateCoreTests/Fixtures/predicate-examples.json is out of date: copy shared/predicate-examples.json")
+            let fixture = try Data(
+                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+                    "Fixtures/predicate-examples.json"))
+            #expect(
+                sharedData == fixture,
+                "Tests/FocusGateCoreTests/Fixtures/predicate-examples.json is out of date: copy shared/predicate-examples.json"
+            )
         }
     }
 
-    @Test("every example evaluates, is refused, or is not evaluated, as the contract says", arguments: PredicateExample.all)
+    @Test(
+        "every example evaluates, is refused, or is not evaluated, as the contract says",
+        arguments: PredicateExample.all)
     func example(_ example: PredicateExample) throws {
         switch example.expected {
         case .refused:
-            #expect(throws: FilterPredicateError.self) { try FilterPredicate(example.predicate, arguments: example.arguments) }
+            #expect(throws: FilterPredicateError.self) {
+                try FilterPredicate(example.predicate, arguments: example.arguments)
+            }
         case .notEvaluated:
             // No criteria: the decision is `no-criteria` before any predicate runs (see DecisionTests).
             #expect(example.criteria == nil)

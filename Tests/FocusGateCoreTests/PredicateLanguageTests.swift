@@ -3,44 +3,47 @@ import Testing
 
 @Suite("Predicate language")
 struct PredicateLanguageTests {
-    @Test("operators and modifiers", arguments: [
-        ("SELF = 'a'", "a", true),
-        ("SELF <> 'a'", "a", false),
-        ("SELF < 'b'", "a", true),
-        ("SELF <= 'a'", "a", true),
-        ("SELF =< 'a'", "b", false),
-        ("SELF >= 'b'", "b", true),
-        ("SELF => 'c'", "b", false),
-        ("SELF BETWEEN {'a', 'c'}", "b", true),
-        ("SELF BETWEEN {'a', 'c'}", "d", false),
-        ("SELF CONTAINS[c] 'URGENT'", "Team-Urgent-7", true),
-        ("SELF BEGINSWITH[cd] 'ECOLE'", "école-42", true),
-        ("SELF ENDSWITH[d] 'e'", "café", true),
-        ("SELF LIKE[c] 'WORK-*'", "work-42", true),
-        ("SELF LIKE '*-?'", "a-é", true),
-        ("SELF LIKE '*a*b*'", "xxaxxbxx", true),
-        ("SELF LIKE '*a*b'", "xxaxxbxxc", false),
-        ("SELF LIKE ''", "", true),
-        ("SELF IN {'a', 5, 'b'}", "b", true),
-        ("SELF IN 'work,school'", "k,s", true),
-        ("'work' IN SELF", "my-work-account", true),
-        ("{'a', 'b'} CONTAINS SELF", "a", true),
-        ("SELF == \"dq\"", "dq", true),
-        ("SELF == 'it\\'s'", "it's", true),
-        ("SELF == 'caf\\u00e9'", "café", true),
-        ("SELF == 'café'", "cafe\u{301}", true),
-        ("SELF ==[c] 'STRASSE'", "straße", true),
-        ("SELF ==[cd] 'ÉCOLE'", "ecole", true),
-        ("SELF == 5", "5", false),
-        ("SELF != 5", "5", true),
-        ("5 == 5.0", "x", true),
-        ("SELF IN {}", "x", false),
-        ("TRUEPREDICATE && FALSEPREDICATE || TRUEPREDICATE", "x", true),
-        ("not (SELF == 'a' or SELF == 'b')", "c", true),
-        ("SELF IN %@ AND SELF != %@", "acct-1", true),
-    ])
+    @Test(
+        "operators and modifiers",
+        arguments: [
+            ("SELF = 'a'", "a", true),
+            ("SELF <> 'a'", "a", false),
+            ("SELF < 'b'", "a", true),
+            ("SELF <= 'a'", "a", true),
+            ("SELF =< 'a'", "b", false),
+            ("SELF >= 'b'", "b", true),
+            ("SELF => 'c'", "b", false),
+            ("SELF BETWEEN {'a', 'c'}", "b", true),
+            ("SELF BETWEEN {'a', 'c'}", "d", false),
+            ("SELF CONTAINS[c] 'URGENT'", "Team-Urgent-7", true),
+            ("SELF BEGINSWITH[cd] 'ECOLE'", "école-42", true),
+            ("SELF ENDSWITH[d] 'e'", "café", true),
+            ("SELF LIKE[c] 'WORK-*'", "work-42", true),
+            ("SELF LIKE '*-?'", "a-é", true),
+            ("SELF LIKE '*a*b*'", "xxaxxbxx", true),
+            ("SELF LIKE '*a*b'", "xxaxxbxxc", false),
+            ("SELF LIKE ''", "", true),
+            ("SELF IN {'a', 5, 'b'}", "b", true),
+            ("SELF IN 'work,school'", "k,s", true),
+            ("'work' IN SELF", "my-work-account", true),
+            ("{'a', 'b'} CONTAINS SELF", "a", true),
+            ("SELF == \"dq\"", "dq", true),
+            ("SELF == 'it\\'s'", "it's", true),
+            ("SELF == 'caf\\u00e9'", "café", true),
+            ("SELF == 'café'", "cafe\u{301}", true),
+            ("SELF ==[c] 'STRASSE'", "straße", true),
+            ("SELF ==[cd] 'ÉCOLE'", "ecole", true),
+            ("SELF == 5", "5", false),
+            ("SELF != 5", "5", true),
+            ("5 == 5.0", "x", true),
+            ("SELF IN {}", "x", false),
+            ("TRUEPREDICATE && FALSEPREDICATE || TRUEPREDICATE", "x", true),
+            ("not (SELF == 'a' or SELF == 'b')", "c", true),
+            ("SELF IN %@ AND SELF != %@", "acct-1", true),
+        ])
     func evaluates(predicate: String, criteria: String, expected: Bool) throws {
-        let arguments: [FilterArgument] = predicate.contains("%@") ? [.array([.string("acct-1"), .string("acct-2")]), .string("acct-2")] : []
+        let arguments: [FilterArgument] =
+            predicate.contains("%@") ? [.array([.string("acct-1"), .string("acct-2")]), .string("acct-2")] : []
         #expect(try FilterPredicate(predicate, arguments: arguments).evaluate(criteria) == expected)
     }
 
@@ -66,27 +69,29 @@ struct PredicateLanguageTests {
         #expect(try FilterPredicate("SELF == 'a' OR SELF < 5").evaluate("a"))
     }
 
-    @Test("refusals name the reason and the position", arguments: [
-        ("SELF MATCHES 'x'", FilterPredicateError.Code.unsupportedOperator, 5),
-        ("SELF.length > 3", .keyPath, 4),
-        ("name == 'x'", .keyPath, 0),
-        ("%K == 'x'", .keyPath, 0),
-        ("SELF == $ACCOUNT", .variable, 8),
-        ("ANY SELF == 'x'", .unsupportedOperator, 0),
-        ("SUBQUERY(SELF, $x, $x == 'a').@count > 0", .unsupportedOperator, 0),
-        ("lowercase(SELF) == 'x'", .function, 0),
-        ("SELF == 'open", .invalidString, 8),
-        ("SELF ==[x] 'a'", .modifier, 8),
-        ("SELF == ", .unexpectedEnd, 8),
-        ("SELF 'a'", .unexpectedToken, 5),
-        ("(SELF == 'a'", .unexpectedEnd, 12),
-        ("SELF == 'a' 'b'", .unexpectedToken, 12),
-        ("SELF == %@", .argument, 8),
-        ("SELF BETWEEN {'a'}", .unexpectedToken, 13),
-        ("SELF == nil", .unexpectedToken, 8),
-        ("SELF == 12abc", .invalidNumber, 8),
-        ("SELF == #", .invalidCharacter, 8),
-    ])
+    @Test(
+        "refusals name the reason and the position",
+        arguments: [
+            ("SELF MATCHES 'x'", FilterPredicateError.Code.unsupportedOperator, 5),
+            ("SELF.length > 3", .keyPath, 4),
+            ("name == 'x'", .keyPath, 0),
+            ("%K == 'x'", .keyPath, 0),
+            ("SELF == $ACCOUNT", .variable, 8),
+            ("ANY SELF == 'x'", .unsupportedOperator, 0),
+            ("SUBQUERY(SELF, $x, $x == 'a').@count > 0", .unsupportedOperator, 0),
+            ("lowercase(SELF) == 'x'", .function, 0),
+            ("SELF == 'open", .invalidString, 8),
+            ("SELF ==[x] 'a'", .modifier, 8),
+            ("SELF == ", .unexpectedEnd, 8),
+            ("SELF 'a'", .unexpectedToken, 5),
+            ("(SELF == 'a'", .unexpectedEnd, 12),
+            ("SELF == 'a' 'b'", .unexpectedToken, 12),
+            ("SELF == %@", .argument, 8),
+            ("SELF BETWEEN {'a'}", .unexpectedToken, 13),
+            ("SELF == nil", .unexpectedToken, 8),
+            ("SELF == 12abc", .invalidNumber, 8),
+            ("SELF == #", .invalidCharacter, 8),
+        ])
     func refusals(predicate: String, code: FilterPredicateError.Code, position: Int) {
         let error = #expect(throws: FilterPredicateError.self) { try FilterPredicate(predicate) }
         #expect(error?.code == code)

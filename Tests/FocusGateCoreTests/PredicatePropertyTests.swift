@@ -17,10 +17,13 @@ struct SeededGenerator: RandomNumberGenerator {
 /// case, diacritics (composed and decomposed), wildcards, quotes and escapes, numbers.
 struct PredicateGenerator {
     var random: SeededGenerator
-    static let pieces = ["a", "b", "A", "é", "e\u{301}", "É", "ß", "SS", "*", "?", "-", "'", "\\", "work", "Wörk", "", "1", "ǅ"]
+    static let pieces = [
+        "a", "b", "A", "é", "e\u{301}", "É", "ß", "SS", "*", "?", "-", "'", "\\", "work", "Wörk", "", "1", "ǅ",
+    ]
 
     mutating func text() -> String {
-        (0..<Int.random(in: 0...3, using: &self.random)).map { _ in Self.pieces.randomElement(using: &self.random)! }.joined()
+        (0..<Int.random(in: 0...3, using: &self.random)).map { _ in Self.pieces.randomElement(using: &self.random)! }
+            .joined()
     }
 
     mutating func constant() -> FilterOperand {
@@ -32,14 +35,16 @@ struct PredicateGenerator {
     }
 
     mutating func scalarConstant() -> FilterOperand {
-        Int.random(in: 0..<6, using: &self.random) == 0 ? .number(Double(Int.random(in: 0...3, using: &self.random))) : .string(self.text())
+        Int.random(in: 0..<6, using: &self.random) == 0
+            ? .number(Double(Int.random(in: 0...3, using: &self.random))) : .string(self.text())
     }
 
     mutating func comparison() -> FilterComparison {
         let op = FilterOperator.allCases.randomElement(using: &self.random)!
         let options = FilterOptions(rawValue: UInt8.random(in: 0...3, using: &self.random))
         if op == .between {
-            return FilterComparison(left: .criteria, op, options: options, right: .array([self.scalarConstant(), self.scalarConstant()]))
+            return FilterComparison(
+                left: .criteria, op, options: options, right: .array([self.scalarConstant(), self.scalarConstant()]))
         }
         return Bool.random(using: &self.random)
             ? FilterComparison(left: .criteria, op, options: options, right: self.constant())
@@ -99,7 +104,8 @@ enum ReferenceInterpreter {
 
     static func order(_ a: Value, _ b: Value) -> Int? {
         switch (a, b) {
-        case (.string(let x), .string(let y)): x == y ? 0 : x.lexicographicallyPrecedes(y, by: { $0.value < $1.value }) ? -1 : 1
+        case (.string(let x), .string(let y)):
+            x == y ? 0 : x.lexicographicallyPrecedes(y, by: { $0.value < $1.value }) ? -1 : 1
         case (.number(let x), .number(let y)): x == y ? 0 : x < y ? -1 : 1
         default: nil
         }
@@ -116,7 +122,8 @@ enum ReferenceInterpreter {
 
     static func containsRun(_ haystack: [Unicode.Scalar], _ needle: [Unicode.Scalar]) -> Bool {
         guard needle.count <= haystack.count else { return false }
-        return needle.isEmpty || (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+        return needle.isEmpty
+            || (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
     }
 
     static func compare(_ comparison: FilterComparison, _ criteria: String) -> Bool? {

@@ -6,11 +6,13 @@ import Testing
 struct ConfigurationTests {
     private let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    @Test("a refused property is named in the error", arguments: [
-        ("queued.min.messages", "many"),
-        ("no.such.property", "1"),
-        ("acks", "several"),
-    ])
+    @Test(
+        "a refused property is named in the error",
+        arguments: [
+            ("queued.min.messages", "many"),
+            ("no.such.property", "1"),
+            ("acks", "several"),
+        ])
     func refusedPropertyIsNamed(property: String, value: String) {
         var configuration = KafkaProducerConfiguration(bootstrapServers: "127.0.0.1:1")
         configuration.properties[property] = value
@@ -46,7 +48,9 @@ struct ConfigurationTests {
         #expect(properties["queued.max.messages.kbytes"] == "2097151")
         #expect(properties["group.id"] == "focusgate")
         let manual = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: nil)
-        #expect(Dictionary(uniqueKeysWithValues: manual.rdkafkaProperties)["group.id"] == KafkaConsumerConfiguration.manualAssignmentGroupID)
+        #expect(
+            Dictionary(uniqueKeysWithValues: manual.rdkafkaProperties)["group.id"]
+                == KafkaConsumerConfiguration.manualAssignmentGroupID)
     }
 
     @Test("producer defaults: idempotent; a transactional id implies idempotence and sets the timeout")
@@ -60,7 +64,9 @@ struct ConfigurationTests {
         #expect(properties["enable.idempotence"] == "true")
         #expect(properties["transactional.id"] == "focusgate-0")
         #expect(properties["transaction.timeout.ms"] == "15000")
-        #expect(Dictionary(uniqueKeysWithValues: KafkaProducerConfiguration(bootstrapServers: "b").rdkafkaProperties)["enable.idempotence"] == "true")
+        #expect(
+            Dictionary(uniqueKeysWithValues: KafkaProducerConfiguration(bootstrapServers: "b").rdkafkaProperties)[
+                "enable.idempotence"] == "true")
     }
 
     @Test("topic specifications: compaction is a topic config")
@@ -84,7 +90,8 @@ struct KafkaErrorTests {
 
     @Test("the description shows code, property and classes")
     func description() {
-        let error = KafkaError(code: .fenced, message: "gone", isFatal: true, requiresTransactionAbort: true, property: "transactional.id")
+        let error = KafkaError(
+            code: .fenced, message: "gone", isFatal: true, requiresTransactionAbort: true, property: "transactional.id")
         #expect(error.description == "KafkaError(_FENCED): property transactional.id: gone [fatal,abort-required]")
     }
 }

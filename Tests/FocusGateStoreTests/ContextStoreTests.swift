@@ -41,11 +41,16 @@ func withStore<R>(_ kind: StoreKind, _ body: (any ContextStore) async throws -> 
     }
 }
 
-func context(_ userID: String, version: Int64, focus: String? = "Work", predicate: String = "SELF IN {'work'}") -> FocusContext {
+func context(_ userID: String, version: Int64, focus: String? = "Work", predicate: String = "SELF IN {'work'}")
+    -> FocusContext
+{
     FocusContext(
         userID: userID, version: version, focus: focus,
         expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
-        apps: ["com.example.chat": .init(filterPredicate: predicate, parameters: .object(["account": .string("work-\(userID)")]))]
+        apps: [
+            "com.example.chat": .init(
+                filterPredicate: predicate, parameters: .object(["account": .string("work-\(userID)")]))
+        ]
     )
 }
 
@@ -65,8 +70,13 @@ struct ContextStoreTests {
     func versionRules(kind: StoreKind) async throws {
         try await withStore(kind) { store in
             do { let value = try await store.put(context("u", version: 5)); #expect(value == .stored) }
-            do { let value = try await store.put(context("u", version: 5, focus: "Sleep")); #expect(value == .stale(currentVersion: 5)) }
-            do { let value = try await store.put(context("u", version: 4)); #expect(value == .stale(currentVersion: 5)) }
+            do {
+                let value = try await store.put(context("u", version: 5, focus: "Sleep"));
+                #expect(value == .stale(currentVersion: 5))
+            }
+            do {
+                let value = try await store.put(context("u", version: 4)); #expect(value == .stale(currentVersion: 5))
+            }
             do { let value = try await store.context(for: "u")?.focus; #expect(value == "Work") }
             do { let value = try await store.put(context("u", version: 6, focus: "Sleep")); #expect(value == .stored) }
             do { let value = try await store.context(for: "u")?.focus; #expect(value == "Sleep") }
@@ -74,7 +84,9 @@ struct ContextStoreTests {
             do { let value = try await store.delete(userID: "u"); #expect(value == 6) }
             do { let value = try await store.delete(userID: "u"); #expect(value == nil) }
             do { let value = try await store.context(for: "u"); #expect(value == nil) }
-            do { let value = try await store.put(context("u", version: 6)); #expect(value == .stale(currentVersion: 6)) }
+            do {
+                let value = try await store.put(context("u", version: 6)); #expect(value == .stale(currentVersion: 6))
+            }
             do { let value = try await store.put(context("u", version: 7)); #expect(value == .stored) }
         }
     }
@@ -97,7 +109,10 @@ struct ContextStoreTests {
     @Test("unicode, quotes and long predicates survive storage", arguments: StoreKind.allCases)
     func content(kind: StoreKind) async throws {
         try await withStore(kind) { store in
-            let document = context("ü'ser\"-😀", version: 1, focus: "Trabajo ☀︎", predicate: "SELF IN %@".replacingOccurrences(of: "%@", with: "{" + (0..<300).map { "'acct-\($0)'" }.joined(separator: ",") + "}"))
+            let document = context(
+                "ü'ser\"-😀", version: 1, focus: "Trabajo ☀︎",
+                predicate: "SELF IN %@".replacingOccurrences(
+                    of: "%@", with: "{" + (0..<300).map { "'acct-\($0)'" }.joined(separator: ",") + "}"))
             _ = try await store.put(document)
             do { let value = try await store.context(for: "ü'ser\"-😀"); #expect(value == document) }
         }
@@ -125,7 +140,9 @@ struct ContextStoreTests {
     @Test("PostgreSQL: a bad URL is refused with a clear error")
     func postgresURL() {
         #expect(throws: ContextStoreError.self) { _ = try PostgresContextStore(url: "mysql://x", logger: storeLogger) }
-        #expect(throws: ContextStoreError.self) { _ = try PostgresContextStore(url: "postgres://u@h/db?sslmode=maybe", logger: storeLogger) }
+        #expect(throws: ContextStoreError.self) {
+            _ = try PostgresContextStore(url: "postgres://u@h/db?sslmode=maybe", logger: storeLogger)
+        }
     }
 
     @Test("PostgreSQL: stopped server → unavailable errors; restarted → works again without a new client")

@@ -40,7 +40,8 @@ public final class PostgresServer: Sendable {
     private init() throws(Failure) {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.compactMap(Int.init).max() else {
-            throw Failure(description: "PostgreSQL is not installed (apt-get install postgresql; `make test` does this as root)")
+            throw Failure(
+                description: "PostgreSQL is not installed (apt-get install postgresql; `make test` does this as root)")
         }
         self.binaries = "/usr/lib/postgresql/\(version)/bin"
         self.directory = NSTemporaryDirectory() + "focusgate-pg-\(UUID().uuidString.prefix(8))"
@@ -53,17 +54,22 @@ public final class PostgresServer: Sendable {
         if getuid() == 0 {
             try self.run("/bin/chown", ["-R", "postgres:postgres", self.directory], asPostgres: false)
         }
-        try self.run("\(self.binaries)/initdb", ["-D", "\(self.directory)/data", "-U", "focusgate", "-A", "trust", "--no-sync", "-E", "UTF8"])
+        try self.run(
+            "\(self.binaries)/initdb",
+            ["-D", "\(self.directory)/data", "-U", "focusgate", "-A", "trust", "--no-sync", "-E", "UTF8"])
         try self.startServer()
     }
 
     /// Starts a stopped server (fault tests).
     public func startServer() throws(Failure) {
-        try self.run("\(self.binaries)/pg_ctl", [
-            "-D", "\(self.directory)/data", "-l", "\(self.directory)/server.log", "-w", "-t", "30",
-            "-o", "-p \(self.port) -k \(self.directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
-            "start",
-        ])
+        try self.run(
+            "\(self.binaries)/pg_ctl",
+            [
+                "-D", "\(self.directory)/data", "-l", "\(self.directory)/server.log", "-w", "-t", "30",
+                "-o",
+                "-p \(self.port) -k \(self.directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off",
+                "start",
+            ])
     }
 
     /// Stops the server (fast shutdown: connections are cut, committed data is kept).
@@ -89,7 +95,12 @@ public final class PostgresServer: Sendable {
 
     /// Runs SQL with psql as the test superuser.
     public func psql(_ sql: String, database: String = "postgres") throws(Failure) {
-        try self.run("/usr/bin/psql", ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", database, "-v", "ON_ERROR_STOP=1", "-c", sql], asPostgres: false)
+        try self.run(
+            "/usr/bin/psql",
+            [
+                "-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", database, "-v", "ON_ERROR_STOP=1",
+                "-c", sql,
+            ], asPostgres: false)
     }
 
     /// Stops the server and removes its directory.
@@ -125,7 +136,8 @@ public final class PostgresServer: Sendable {
         let exitCode = (status >> 8) & 0xFF
         guard status & 0x7F == 0 && exitCode == 0 else {
             let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(command.joined(separator: " ")) failed (status \(status)): \(text.suffix(800))")
+            throw Failure(
+                description: "\(command.joined(separator: " ")) failed (status \(status)): \(text.suffix(800))")
         }
     }
 }

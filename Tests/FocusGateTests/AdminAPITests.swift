@@ -14,7 +14,8 @@ actor LedgerBadges: BadgeReading {
     var ledger = BadgeLedger()
     func badges(userID: String) -> [BadgeLedger.Badge] { self.ledger.badges(userID: userID) }
     func add(userID: String, appID: String, id: String) {
-        _ = self.ledger.recordNotification(userID: userID, appID: appID, id: id, criteria: nil, context: nil, nowMilliseconds: 0)
+        _ = self.ledger.recordNotification(
+            userID: userID, appID: appID, id: id, criteria: nil, context: nil, nowMilliseconds: 0)
     }
 }
 
@@ -28,12 +29,15 @@ struct AdminFixture {
     let topic = "focus.invalidations"
 
     init() async throws {
-        self.broker = try EmbeddedKafkaBroker(topics: [.init(name: "focus.invalidations", partitions: 2)], logger: testLogger)
+        self.broker = try EmbeddedKafkaBroker(
+            topics: [.init(name: "focus.invalidations", partitions: 2)], logger: testLogger)
         self.store = try await temporarySQLiteStore()
-        self.producer = try KafkaAsyncProducer(configuration: .init(bootstrapServers: self.broker.bootstrapServers), logger: testLogger)
+        self.producer = try KafkaAsyncProducer(
+            configuration: .init(bootstrapServers: self.broker.bootstrapServers), logger: testLogger)
     }
 
-    func application(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> some ApplicationProtocol {
+    func application(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> some ApplicationProtocol
+    {
         var configuration = AdminAPI.Configuration(token: token)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
@@ -47,14 +51,18 @@ struct AdminFixture {
 
     /// Every record on the invalidations topic, as (key, value) text.
     func invalidations() throws -> [(key: String?, value: String?)] {
-        let consumer = try KafkaConsumer(configuration: .init(bootstrapServers: self.broker.bootstrapServers, groupID: nil), logger: testLogger)
-        try consumer.assign((0..<2).map { KafkaTopicPartition(topic: self.topic, partition: $0, offset: KafkaOffset.beginning) })
+        let consumer = try KafkaConsumer(
+            configuration: .init(bootstrapServers: self.broker.bootstrapServers, groupID: nil), logger: testLogger)
+        try consumer.assign(
+            (0..<2).map { KafkaTopicPartition(topic: self.topic, partition: $0, offset: KafkaOffset.beginning) })
         var records: [KafkaMessage] = []
         let deadline = ContinuousClock.now + .seconds(2)
         while ContinuousClock.now < deadline {
             consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(100)) { records += $0.map { $0.copy() } }
         }
-        return records.sorted { $0.timestamp ?? 0 < $1.timestamp ?? 0 }.map { ($0.keyString, $0.value.map { String(decoding: $0, as: UTF8.self) }) }
+        return records.sorted { $0.timestamp ?? 0 < $1.timestamp ?? 0 }.map {
+            ($0.keyString, $0.value.map { String(decoding: $0, as: UTF8.self) })
+        }
     }
 
     func shutdown() async {
@@ -68,14 +76,18 @@ func json(_ buffer: ByteBuffer) -> [String: Any] {
     (try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView))) as? [String: Any] ?? [:]
 }
 
-let contextBody = #"{"userId":"u-42","version":17,"focus":"Work","apps":{"com.example.chat":{"filterPredicate":"SELF IN {'work'}","parameters":{"status":"Working"}}}}"#
+let contextBody =
+    #"{"userId":"u-42","version":17,"focus":"Work","apps":{"com.example.chat":{"filterPredicate":"SELF IN {'work'}","parameters":{"status":"Working"}}}}"#
 
 @Suite("Admin HTTP API", .serialized)
 struct AdminAPITests {
     @Test("health, readiness and metrics stay open")
     func healthReadinessMetrics() async throws {
         let fixture = try await AdminFixture()
-        _ = fixture.registry.makeCounter(descriptor: .init(namespace: "focusgate", metricName: "events_consumed", unitName: "total", helpText: "Records consumed."))
+        _ = fixture.registry.makeCounter(
+            descriptor: .init(
+                namespace: "focusgate", metricName: "events_consumed", unitName: "total", helpText: "Records consumed.")
+        )
         try await fixture.application(token: "secret").test(.router) { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/metrics", method: .get) { response in
@@ -100,7 +112,8 @@ struct AdminAPITests {
                 #expect(response.status == .notFound)
                 #expect(json(response.body)["error"] as? String == "not-found")
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { response in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
+            { response in
                 #expect(response.status == .ok)
                 #expect((json(response.body)["context"] as? [String: Any])?["version"] as? Int == 17)
             }
@@ -108,40 +121,53 @@ struct AdminAPITests {
                 #expect(response.status == .ok)
                 let body = json(response.body)
                 #expect(body["focus"] as? String == "Work")
-                #expect(((body["apps"] as? [String: Any])?["com.example.chat"] as? [String: Any])?["parameters"] as? [String: String] == ["status": "Working"])
+                #expect(
+                    ((body["apps"] as? [String: Any])?["com.example.chat"] as? [String: Any])?["parameters"]
+                        as? [String: String] == ["status": "Working"])
             }
             // The same PUT again is idempotent (e.g. a retry after a failed publish); an older one conflicts.
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
+            { #expect($0.status == .ok) }
             let older = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":16")
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: older)) { response in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: older)) {
+                response in
                 #expect(response.status == .conflict)
                 #expect(json(response.body)["error"] as? String == "stale-version")
                 #expect(json(response.body)["currentVersion"] as? Int == 17)
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .delete) { #expect($0.status == .noContent) }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .delete) {
+                #expect($0.status == .noContent)
+            }
             try await client.execute(uri: "/v1/users/u-42/context", method: .delete) { #expect($0.status == .notFound) }
         }
         let published = try fixture.invalidations()
         #expect(published.count == 3)
         #expect(published.allSatisfy { $0.key == "u-42" })
-        let inline = try ContextInvalidation.parse(key: Array("u-42".utf8), value: published[0].value.map { Array($0.utf8) })
+        let inline = try ContextInvalidation.parse(
+            key: Array("u-42".utf8), value: published[0].value.map { Array($0.utf8) })
         guard case .inline(let context) = inline else { Issue.record("expected an inline invalidation"); return }
         #expect(context.version == 17)
         #expect(published[2].value == nil, "DELETE publishes a tombstone")
         await fixture.shutdown()
     }
 
-    @Test("bad requests get 400 with stable codes", arguments: [
-        ("{", "invalid-json"),
-        (#"{"userId":"someone-else","version":1}"#, "user-mismatch"),
-        (#"{"userId":"u-42"}"#, "missing-field"),
-        (#"{"userId":"u-42","version":"x"}"#, "wrong-type"),
-        (#"{"userId":"u-42","version":1,"apps":{"a":{"filterPredicate":"SELF MATCHES 'x'"}}}"#, "invalid-predicate"),
-    ])
+    @Test(
+        "bad requests get 400 with stable codes",
+        arguments: [
+            ("{", "invalid-json"),
+            (#"{"userId":"someone-else","version":1}"#, "user-mismatch"),
+            (#"{"userId":"u-42"}"#, "missing-field"),
+            (#"{"userId":"u-42","version":"x"}"#, "wrong-type"),
+            (
+                #"{"userId":"u-42","version":1,"apps":{"a":{"filterPredicate":"SELF MATCHES 'x'"}}}"#,
+                "invalid-predicate"
+            ),
+        ])
     func badPut(body: String, code: String) async throws {
         let fixture = try await AdminFixture()
         try await fixture.application().test(.router) { client in
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: body)) { response in
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: body)) {
+                response in
                 #expect(response.status == .badRequest)
                 #expect(json(response.body)["error"] as? String == code)
                 #expect((json(response.body)["message"] as? String)?.isEmpty == false)
@@ -155,7 +181,8 @@ struct AdminAPITests {
         let fixture = try await AdminFixture()
         try await fixture.application().test(.router) { client in
             let body = #"{"userId":"u","version":1,"apps":{"a":{"filterPredicate":"SELF.length > 3"}}}"#
-            try await client.execute(uri: "/v1/users/u/context", method: .put, body: ByteBuffer(string: body)) { response in
+            try await client.execute(uri: "/v1/users/u/context", method: .put, body: ByteBuffer(string: body)) {
+                response in
                 let object = json(response.body)
                 #expect(object["field"] as? String == "apps.a.filterPredicate")
                 #expect(object["position"] as? Int == 4)
@@ -173,8 +200,12 @@ struct AdminAPITests {
                 #expect(response.status == .unauthorized)
                 #expect(json(response.body)["error"] as? String == "unauthorized")
             }
-            try await client.execute(uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer wrong"]) { #expect($0.status == .unauthorized) }
-            try await client.execute(uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer s3cret"]) { #expect($0.status == .notFound) }
+            try await client.execute(
+                uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer wrong"]
+            ) { #expect($0.status == .unauthorized) }
+            try await client.execute(
+                uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer s3cret"]
+            ) { #expect($0.status == .notFound) }
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(
                 uri: "/v1/users/u/context", method: .put, headers: [.authorization: "Bearer s3cret"],
@@ -183,7 +214,8 @@ struct AdminAPITests {
                 #expect(response.status == .contentTooLarge)
                 #expect(json(response.body)["error"] as? String == "too-large")
             }
-            try await client.execute(uri: "/v1/nothing", method: .get, headers: [.authorization: "Bearer s3cret"]) { response in
+            try await client.execute(uri: "/v1/nothing", method: .get, headers: [.authorization: "Bearer s3cret"]) {
+                response in
                 #expect(response.status == .notFound)
                 #expect(json(response.body)["error"] as? String == "not-found")
             }
@@ -215,7 +247,9 @@ struct AdminAPITests {
     func explain() async throws {
         let fixture = try await AdminFixture()
         try await fixture.application().test(.router) { client in
-            let given = #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"# + contextBody + "}"
+            let given =
+                #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"#
+                + contextBody + "}"
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: given)) { response in
                 #expect(response.status == .ok)
                 let body = json(response.body)
@@ -229,7 +263,8 @@ struct AdminAPITests {
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
                 #expect(json(response.body)["reason"] as? String == "no-focus", "nothing stored yet")
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
+            { #expect($0.status == .ok) }
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
                 #expect(json(response.body)["reason"] as? String == "predicate-match")
             }
@@ -239,7 +274,8 @@ struct AdminAPITests {
                 (#"{"event":{"id":"n1","appId":"a"}}"#, "missing-field"),
                 (#"{"event":{"id":"n1","userId":"x","appId":"a"},"context":"# + contextBody + "}", "user-mismatch"),
             ] {
-                try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: body)) { response in
+                try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: body)) {
+                    response in
                     #expect(response.status == .badRequest)
                     #expect(json(response.body)["error"] as? String == code, "\(body)")
                 }

@@ -8,17 +8,25 @@ import Testing
 
 @Suite("Context cache", .serialized)
 struct ContextCacheTests {
-    private func cache(_ store: any ContextStore, maxEntries: Int = 100, timeout: Duration = .seconds(2)) -> (ContextCache, PrometheusCollectorRegistry) {
+    private func cache(_ store: any ContextStore, maxEntries: Int = 100, timeout: Duration = .seconds(2)) -> (
+        ContextCache, PrometheusCollectorRegistry
+    ) {
         let registry = PrometheusCollectorRegistry()
         var configuration = ContextCache.Configuration()
         configuration.maxEntries = maxEntries
         configuration.loadTimeout = timeout
-        return (ContextCache(store: store, configuration: configuration, metrics: ContextCacheMetrics(registry: registry), logger: testLogger), registry)
+        return (
+            ContextCache(
+                store: store, configuration: configuration, metrics: ContextCacheMetrics(registry: registry),
+                logger: testLogger), registry
+        )
     }
 
     /// Runs `body` with a private PostgreSQL server (which the test may stop or lock) and a
     /// migrated store holding `u` at version 1.
-    private func withPrivatePostgres(_ body: (PostgresServer, PostgresContextStore, String) async throws -> Void) async throws {
+    private func withPrivatePostgres(_ body: (PostgresServer, PostgresContextStore, String) async throws -> Void)
+        async throws
+    {
         let server = try PostgresServer.startPrivate()
         defer { server.destroy() }
         let database = "cache_\(UUID().uuidString.prefix(8).lowercased())"
@@ -33,10 +41,11 @@ struct ContextCacheTests {
     /// Waits until another session holds a lock on focus_contexts.
     private func waitForTableLock(_ server: PostgresServer, _ database: String) async throws {
         for _ in 0..<100 {
-            let held = (try? server.psql(
-                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
-                database: database
-            )) != nil
+            let held =
+                (try? server.psql(
+                    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
+                    database: database
+                )) != nil
             if held { return }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -142,7 +151,9 @@ struct ContextCacheTests {
         try await self.withPrivatePostgres { server, store, database in
             let (cache, _) = self.cache(store, timeout: .milliseconds(300))
 
-            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;", database: database)
+            let lock = try server.psqlInBackground(
+                "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;",
+                database: database)
             try await self.waitForTableLock(server, database)
             let start = ContinuousClock.now
             #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
@@ -163,7 +174,9 @@ struct ContextCacheTests {
             let (cache, _) = self.cache(store, timeout: .seconds(5))
 
             // Hold the table so that the miss-load of "u" is in flight, then announce version 2.
-            let lock = try server.psqlInBackground("BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;", database: database)
+            let lock = try server.psqlInBackground(
+                "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
+                database: database)
             try await self.waitForTableLock(server, database)
             let loading = Task.detached { try await cache.resolveOffPool(["u"])["u"] }
             try await Task.sleep(for: .milliseconds(500))
@@ -171,7 +184,8 @@ struct ContextCacheTests {
             let raced = try await loading.value
             lock.waitUntilExit()
             #expect(raced?.isUnavailable == true, "the version-1 load finished after version 2 was announced")
-            #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true, "the store still has version 1 only")
+            #expect(
+                try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true, "the store still has version 1 only")
             _ = try await store.put(workContext("u", version: 2))
             #expect(try await cache.resolveOffPool(["u"])["u"]?.version == 2)
         }

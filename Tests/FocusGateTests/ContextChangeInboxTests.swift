@@ -33,7 +33,15 @@ struct ContextChangeInboxTests {
         let done = Atomic(false)
         async let writer: Void = DedicatedThread.run(name: "test-worker") {
             for sequence in 1...5000 {
-                directory.publish([("u-1", [BadgeLedger.Badge(appID: "chat", badge: sequence % 7, unread: sequence % 7, sequence: UInt64(sequence))])])
+                directory.publish([
+                    (
+                        "u-1",
+                        [
+                            BadgeLedger.Badge(
+                                appID: "chat", badge: sequence % 7, unread: sequence % 7, sequence: UInt64(sequence))
+                        ]
+                    )
+                ])
             }
             done.store(true, ordering: .releasing)
         }

@@ -15,12 +15,16 @@ struct InvalidationEndToEndTests {
     @Test("PUT a context: every listening instance applies it and the next notification is decided with it")
     func putThenDecide() async throws {
         let fixture = try await AdminFixture()
-        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: fixture.broker.bootstrapServers, groupID: nil)
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: fixture.broker.bootstrapServers, groupID: nil)
         consumerConfiguration.properties["topic.metadata.refresh.interval.ms"] = "1000"
         let registry = PrometheusCollectorRegistry()
-        let cache = ContextCache(store: fixture.store, metrics: ContextCacheMetrics(registry: registry), logger: testLogger)
+        let cache = ContextCache(
+            store: fixture.store, metrics: ContextCacheMetrics(registry: registry), logger: testLogger)
         let changes = Mutex<[(String, Int64?)]>([])
-        let listener = InvalidationListener(configuration: consumerConfiguration, topic: fixture.topic, cache: cache, logger: testLogger) { userID, context in
+        let listener = InvalidationListener(
+            configuration: consumerConfiguration, topic: fixture.topic, cache: cache, logger: testLogger
+        ) { userID, context in
             changes.withLock { $0.append((userID, context?.version)) }
         }
         let listening = Task { try await listener.run() }
@@ -30,13 +34,16 @@ struct InvalidationEndToEndTests {
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         func decide() async throws -> Decision {
-            FocusDecider.decide(appID: "com.example.chat", criteria: "home", interruptionLevel: .active, lookup: try await cache.resolveOffPool(["u-42"])["u-42"]!, nowMilliseconds: now)
+            FocusDecider.decide(
+                appID: "com.example.chat", criteria: "home", interruptionLevel: .active,
+                lookup: try await cache.resolveOffPool(["u-42"])["u-42"]!, nowMilliseconds: now)
         }
         // The user is cached as "no context": notifications are delivered.
         #expect(try await decide().reason == .noFocus)
 
         try await fixture.application().test(.router) { client in
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody)) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
+            { #expect($0.status == .ok) }
         }
         var decision = try await decide()
         for _ in 0..<100 where decision.reason != .predicateMismatch {
@@ -47,9 +54,11 @@ struct InvalidationEndToEndTests {
         #expect(changes.withLock { $0.map(\.0) } == ["u-42"])
 
         // A reload-style invalidation, then a tombstone.
-        let newer = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":18").replacingOccurrences(of: "'work'", with: "'home'")
+        let newer = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":18").replacingOccurrences(
+            of: "'work'", with: "'home'")
         _ = try await fixture.store.put(try FocusContext.decode(from: Data(newer.utf8)))
-        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":18}"#.utf8))
+        _ = try await fixture.producer.send(
+            topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":18}"#.utf8))
         var reloaded = try await decide()
         for _ in 0..<100 where reloaded.reason != .predicateMatch {
             try await Task.sleep(for: .milliseconds(20))
@@ -57,8 +66,10 @@ struct InvalidationEndToEndTests {
         }
         #expect(reloaded.contextVersion == 18)
 
-        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":5}"#.utf8))
-        _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: Array("not json".utf8))
+        _ = try await fixture.producer.send(
+            topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":5}"#.utf8))
+        _ = try await fixture.producer.send(
+            topic: fixture.topic, key: Array("u-42".utf8), value: Array("not json".utf8))
         _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: nil)
         for _ in 0..<100 where cache.count != 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(cache.count == 0)

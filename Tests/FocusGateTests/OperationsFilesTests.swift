@@ -8,7 +8,8 @@ import Yams
 /// and the settings an operator relies on).
 @Suite("Operations files: dashboards, alerts, deploy")
 struct OperationsFilesTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
@@ -25,7 +26,8 @@ struct OperationsFilesTests {
     }
 
     static func tool(_ name: String) -> String? {
-        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + name }.first(where: FileManager.default.isExecutableFile(atPath:))
+        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + name }.first(
+            where: FileManager.default.isExecutableFile(atPath:))
     }
 
     static func yamlDocuments(_ path: String) throws -> [[String: Any]] {
@@ -57,13 +59,19 @@ struct OperationsFilesTests {
     func dashboard() throws {
         let data = try Data(contentsOf: Self.root.appendingPathComponent("dashboards/focusgate.json"))
         let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let titles = (dashboard["panels"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }.joined(separator: "|").lowercased()
-        for topic in ["decision", "silenced", "dead letters", "latency", "lag", "cache", "invalidations", "transactions", "rebalances", "instances"] {
+        let titles = (dashboard["panels"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }.joined(
+            separator: "|"
+        ).lowercased()
+        for topic in [
+            "decision", "silenced", "dead letters", "latency", "lag", "cache", "invalidations", "transactions",
+            "rebalances", "instances",
+        ] {
             #expect(titles.contains(topic), "a panel about \(topic)")
         }
         let provider = try #require(try Self.yamlDocuments("dashboards/provisioning/dashboards/focusgate.yaml").first)
         #expect((provider["providers"] as? [[String: Any]])?.first?["type"] as? String == "file")
-        let datasource = try #require(try Self.yamlDocuments("dashboards/provisioning/datasources/prometheus.yaml").first)
+        let datasource = try #require(
+            try Self.yamlDocuments("dashboards/provisioning/datasources/prometheus.yaml").first)
         #expect((datasource["datasources"] as? [[String: Any]])?.first?["type"] as? String == "prometheus")
     }
 
@@ -83,7 +91,9 @@ struct OperationsFilesTests {
         let services = try #require(compose["services"] as? [String: Any])
         #expect(Set(services.keys).isSuperset(of: ["kafka", "postgres", "focusgate", "prometheus", "grafana"]))
         let kafka = try #require(services["kafka"] as? [String: Any])
-        #expect((kafka["environment"] as? [String: Any])?["KAFKA_PROCESS_ROLES"] as? String == "broker,controller", "KRaft mode")
+        #expect(
+            (kafka["environment"] as? [String: Any])?["KAFKA_PROCESS_ROLES"] as? String == "broker,controller",
+            "KRaft mode")
     }
 
     @Test("Kubernetes manifests: probes, grace period, budget, secret, and a configuration serve accepts")
@@ -95,12 +105,20 @@ struct OperationsFilesTests {
             }
         }
         #expect(Set(documents.keys) == ["ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget"])
-        let pod = try #require(((documents["Deployment"]?["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
-        #expect((pod["terminationGracePeriodSeconds"] as? Int ?? 0) > 60, "longer than a graceful stop (commit and flush, 30 s each at most)")
+        let pod = try #require(
+            ((documents["Deployment"]?["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"]
+                as? [String: Any])
+        #expect(
+            (pod["terminationGracePeriodSeconds"] as? Int ?? 0) > 60,
+            "longer than a graceful stop (commit and flush, 30 s each at most)")
         #expect((pod["securityContext"] as? [String: Any])?["runAsNonRoot"] as? Bool == true)
         let container = try #require((pod["containers"] as? [[String: Any]])?.first)
-        #expect(((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String == "/healthz")
-        #expect(((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String == "/readyz")
+        #expect(
+            ((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String
+                == "/healthz")
+        #expect(
+            ((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])?["path"] as? String
+                == "/readyz")
         let secret = try #require(documents["Secret"]?["stringData"] as? [String: String])
         #expect(secret["FOCUSGATE_ADMIN_TOKEN"] != nil)
         #expect(documents["PodDisruptionBudget"]?["spec"] != nil)
@@ -108,7 +126,9 @@ struct OperationsFilesTests {
         // The ConfigMap's file plus the Secret's variables make a configuration serve accepts.
         let file = try #require((documents["ConfigMap"]?["data"] as? [String: String])?["focusgate.yaml"])
         let configuration = try ServerConfiguration.load(yaml: file, environment: secret)
-        #expect(configuration.storeKind == "postgres" && configuration.adminHost == "0.0.0.0" && !configuration.adminToken.isEmpty)
+        #expect(
+            configuration.storeKind == "postgres" && configuration.adminHost == "0.0.0.0"
+                && !configuration.adminToken.isEmpty)
 
         if let kubectl = Self.tool("kubectl") {
             let built = try Self.run(kubectl, ["kustomize", "deploy/kubernetes"])
@@ -121,6 +141,8 @@ struct OperationsFilesTests {
         let text = try String(contentsOf: Self.root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
         #expect(text.components(separatedBy: "\nFROM ").count >= 3, "multi-stage")
         #expect(text.contains("librdkafka1") && text.contains("USER 10001"))
-        #expect(text.contains("--config /etc/focusgate/focusgate.yaml") || text.contains(#""--config", "/etc/focusgate/focusgate.yaml""#))
+        #expect(
+            text.contains("--config /etc/focusgate/focusgate.yaml")
+                || text.contains(#""--config", "/etc/focusgate/focusgate.yaml""#))
     }
 }

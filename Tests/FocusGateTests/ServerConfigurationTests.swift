@@ -5,7 +5,8 @@ import Testing
 @Suite("Configuration: YAML file, environment overrides, validation")
 struct ServerConfigurationTests {
     static let documented: String = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         return (try? String(contentsOf: root.appendingPathComponent("config/focusgate.yaml"), encoding: .utf8)) ?? ""
     }()
 
@@ -13,7 +14,9 @@ struct ServerConfigurationTests {
     func documentedFileIsTheDefaults() throws {
         #expect(!Self.documented.isEmpty)
         let loaded = try ServerConfiguration.load(yaml: Self.documented, environment: [:])
-        #expect(loaded.describe().map { "\($0.key)=\($0.value)" } == ServerConfiguration().describe().map { "\($0.key)=\($0.value)" })
+        #expect(
+            loaded.describe().map { "\($0.key)=\($0.value)" }
+                == ServerConfiguration().describe().map { "\($0.key)=\($0.value)" })
         for key in ServerConfiguration.keys {
             #expect(Self.documented.contains(String(key.split(separator: ".").last!) + ":"), "\(key) is documented")
         }
@@ -31,19 +34,23 @@ struct ServerConfigurationTests {
               mode: at-least-once
             workers: 2
             """
-        let configuration = try ServerConfiguration.load(yaml: yaml, environment: [
-            "FOCUSGATE_WORKERS": "4",
-            "FOCUSGATE_KAFKA_PROPERTIES_SASL_PASSWORD": "from-env",
-            "FOCUSGATE_ADMIN_TOKEN": "s3cret",
-            "FOCUSGATE_STORE_KIND": "postgres",
-            "FOCUSGATE_STORE_POSTGRES_URL": "postgres://app:hunter2@db:5432/focus",
-        ])
+        let configuration = try ServerConfiguration.load(
+            yaml: yaml,
+            environment: [
+                "FOCUSGATE_WORKERS": "4",
+                "FOCUSGATE_KAFKA_PROPERTIES_SASL_PASSWORD": "from-env",
+                "FOCUSGATE_ADMIN_TOKEN": "s3cret",
+                "FOCUSGATE_STORE_KIND": "postgres",
+                "FOCUSGATE_STORE_POSTGRES_URL": "postgres://app:hunter2@db:5432/focus",
+            ])
         #expect(configuration.bootstrapServers == "kafka-1:9092")
         #expect(configuration.workers == 4)
         #expect(configuration.deliveryMode == .atLeastOnce)
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "from-env"])
         let printed = configuration.describe().map { "\($0.key): \($0.value)" }.joined(separator: "\n")
-        #expect(!printed.contains("from-env") && !printed.contains("s3cret") && !printed.contains("hunter2"), "secrets are redacted")
+        #expect(
+            !printed.contains("from-env") && !printed.contains("s3cret") && !printed.contains("hunter2"),
+            "secrets are redacted")
         #expect(printed.contains("store.postgres.url: postgres://app:<redacted>@db:5432/focus"))
         #expect(printed.contains("kafka.properties.security.protocol: SASL_SSL"))
         let gateway = configuration.gateway(bootstrapServers: "kafka-1:9092", embedded: false)
@@ -51,18 +58,20 @@ struct ServerConfigurationTests {
         #expect(ServerConfiguration().gateway(bootstrapServers: "127.0.0.1:1", embedded: true).commitGroupOffsets)
     }
 
-    @Test("errors name the key", arguments: [
-        ("workers: 0", "workers"),
-        ("delivery:\n  mode: twice", "delivery.mode"),
-        ("commit:\n  intervalMs: soon", "commit.intervalMs"),
-        ("store:\n  kind: mysql", "store.kind"),
-        ("store:\n  kind: postgres", "store.postgres.url"),
-        ("kafka:\n  bootstrapserver: x", "kafka.bootstrapserver"),
-        ("delivery:\n  commitGroupOffsets: maybe", "delivery.commitGroupOffsets"),
-        ("topics:\n  notifications: [a, b]", "topics.notifications"),
-        ("- a list", "(file)"),
-        ("kafka: {", "(file)"),
-    ])
+    @Test(
+        "errors name the key",
+        arguments: [
+            ("workers: 0", "workers"),
+            ("delivery:\n  mode: twice", "delivery.mode"),
+            ("commit:\n  intervalMs: soon", "commit.intervalMs"),
+            ("store:\n  kind: mysql", "store.kind"),
+            ("store:\n  kind: postgres", "store.postgres.url"),
+            ("kafka:\n  bootstrapserver: x", "kafka.bootstrapserver"),
+            ("delivery:\n  commitGroupOffsets: maybe", "delivery.commitGroupOffsets"),
+            ("topics:\n  notifications: [a, b]", "topics.notifications"),
+            ("- a list", "(file)"),
+            ("kafka: {", "(file)"),
+        ])
     func errorsNameTheKey(yaml: String, key: String) {
         #expect {
             _ = try ServerConfiguration.load(yaml: yaml, environment: [:])

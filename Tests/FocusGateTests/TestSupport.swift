@@ -8,17 +8,23 @@ import Prometheus
 
 let testLogger: Logger = {
     var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
-    logger.logLevel = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+    logger.logLevel =
+        ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
     return logger
 }()
 
 /// A fresh SQLite store in a temporary file.
 func temporarySQLiteStore() async throws -> SQLiteContextStore {
-    try await SQLiteContextStore.open(path: NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite", logger: testLogger)
+    try await SQLiteContextStore.open(
+        path: NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite", logger: testLogger)
 }
 
-func workContext(_ userID: String, version: Int64, accepts criteria: String = "work", focus: String? = "Work") -> FocusContext {
-    FocusContext(userID: userID, version: version, focus: focus, apps: ["chat": .init(filterPredicate: "SELF IN {'\(criteria)'}")])
+func workContext(_ userID: String, version: Int64, accepts criteria: String = "work", focus: String? = "Work")
+    -> FocusContext
+{
+    FocusContext(
+        userID: userID, version: version, focus: focus,
+        apps: ["chat": .init(filterPredicate: "SELF IN {'\(criteria)'}")])
 }
 
 /// The value of one sample in the registry's Prometheus text (0 when absent).
@@ -56,7 +62,8 @@ extension ContextCache {
     }
 
     /// `apply` from a thread of its own, as the invalidation listener calls it.
-    func applyOffPool(_ invalidation: ContextInvalidation) async throws -> (InvalidationOutcome, CompiledFocusContext?) {
+    func applyOffPool(_ invalidation: ContextInvalidation) async throws -> (InvalidationOutcome, CompiledFocusContext?)
+    {
         try await DedicatedThread.run(name: "test-listener") { self.apply(invalidation) }
     }
 }

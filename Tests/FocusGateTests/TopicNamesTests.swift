@@ -8,10 +8,11 @@ struct TopicNamesTests {
     func specifications() {
         let names = TopicNames()
         let specifications = names.specifications(partitions: 8, replicationFactor: 3)
-        #expect(specifications.map(\.name) == [
-            "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
-            "notifications.dlq", "notifications.badges", "focusgate.state",
-        ])
+        #expect(
+            specifications.map(\.name) == [
+                "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
+                "notifications.dlq", "notifications.badges", "focusgate.state",
+            ])
         #expect(specifications.filter(\.isCompacted).map(\.name) == ["notifications.badges", "focusgate.state"])
         #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
     }

@@ -8,7 +8,8 @@ extension EmbeddedBrokerTests {
     struct BrokerCommandTests {
         /// The `focusgate` executable built next to the test bundle.
         private var executable: URL {
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+                "focusgate")
         }
 
         @Test("serves the SPEC topics on the requested port and stops cleanly on SIGTERM")
@@ -29,8 +30,10 @@ extension EmbeddedBrokerTests {
                 configuration: KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:\(port)", groupID: nil),
                 logger: KafkaTestSupport.logger
             )
-            for topic in ["notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
-                          "notifications.dlq", "notifications.badges", "focusgate.state"] {
+            for topic in [
+                "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
+                "notifications.dlq", "notifications.badges", "focusgate.state",
+            ] {
                 #expect(try consumer.partitionCount(topic: topic, timeout: .seconds(10)) == 3, "\(topic)")
             }
             consumer.close()
@@ -56,7 +59,9 @@ extension EmbeddedBrokerTests {
             var bytes: [UInt8] = []
             while true {
                 let chunk = handle.readData(ofLength: 1)
-                guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+                guard let byte = chunk.first else {
+                    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
+                }
                 if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
                 bytes.append(byte)
             }

@@ -7,7 +7,9 @@ import Testing
 final class GroupMemberState: Sendable {
     let name: String
     private let stopRequested = Atomic(false)
-    private let state = Mutex<(assignment: Set<KafkaTopicPartition>, events: [KafkaRebalance], values: [String], unannounced: Int)>(([], [], [], 0))
+    private let state = Mutex<
+        (assignment: Set<KafkaTopicPartition>, events: [KafkaRebalance], values: [String], unannounced: Int)
+    >(([], [], [], 0))
 
     init(name: String) {
         self.name = name
@@ -53,7 +55,9 @@ final class GroupMemberState: Sendable {
                 onRebalance: { event in
                     if case .revoked(let partitions, let lost) = event, !lost, let consumer = consumerReference {
                         let offsets = partitions.compactMap { partition in
-                            processed[partition].map { KafkaTopicPartition(topic: partition.topic, partition: partition.partition, offset: $0) }
+                            processed[partition].map {
+                                KafkaTopicPartition(topic: partition.topic, partition: partition.partition, offset: $0)
+                            }
                         }
                         try? consumer.commit(offsets)
                         partitions.forEach { processed[$0] = nil }
@@ -65,14 +69,17 @@ final class GroupMemberState: Sendable {
             defer { consumerReference = nil }
             try consumer.subscribe([topic])
             while !self.shouldStop {
-                let offsets = consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(50)) { batch -> [KafkaTopicPartition] in
+                let offsets = consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(50)) {
+                    batch -> [KafkaTopicPartition] in
                     self.received(batch)
                     var next: [KafkaTopicPartition: Int64] = [:]
                     for record in batch {
                         next[KafkaTopicPartition(topic: record.topic, partition: record.partition)] = record.offset + 1
                     }
                     processed.merge(next) { max($0, $1) }
-                    return next.map { KafkaTopicPartition(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) }
+                    return next.map {
+                        KafkaTopicPartition(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value)
+                    }
                 }
                 try consumer.commit(offsets)
             }
@@ -93,99 +100,113 @@ func eventually(timeout: Duration, _ condition: () -> Bool) async throws -> Bool
 }
 
 extension EmbeddedBrokerTests {
-@Suite("Consumer groups")
-struct ConsumerGroupTests {
-    @Test("two members split the partitions, a leaving member's partitions move back, nothing is lost or repeated")
-    func splitAndRebalance() async throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        let group = KafkaTestSupport.uniqueTopic("group")
-        try broker.createTopic(.init(name: topic, partitions: 4))
-        let all = Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
-        func produceRound(_ round: Int) throws {
-            let records = (0..<40).map { (key: Optional("user-\($0)"), value: Optional("r\(round)-\($0)")) }
-            _ = try KafkaTestSupport.produce(broker, topic: topic, records: records)
-        }
-
-        try produceRound(1)
-        let a = GroupMemberState(name: "a")
-        let runA = Task { try await a.run(broker: broker, topic: topic, group: group) }
-        #expect(try await eventually(timeout: .seconds(20)) { a.assignment == all && a.values.count == 40 })
-
-        let b = GroupMemberState(name: "b")
-        let runB = Task { try await b.run(broker: broker, topic: topic, group: group) }
-        let split = try await eventually(timeout: .seconds(30)) {
-            !a.assignment.isEmpty && !b.assignment.isEmpty && a.assignment.isDisjoint(with: b.assignment)
-                && a.assignment.union(b.assignment) == all
-        }
-        try #require(split, "assignments: a=\(a.assignment) b=\(b.assignment)")
-        #expect(a.events.contains { if case .revoked(_, lost: false) = $0 { true } else { false } })
-
-        try produceRound(2)
-        #expect(try await eventually(timeout: .seconds(20)) { a.values.count + b.values.count == 80 })
-        #expect(!b.values.isEmpty, "the second member consumed its share")
-
-        b.stop()
-        try await runB.value
-        #expect(try await eventually(timeout: .seconds(30)) { a.assignment == all })
-
-        try produceRound(3)
-        #expect(try await eventually(timeout: .seconds(20)) { a.values.count + b.values.count == 120 })
-        a.stop()
-        try await runA.value
-
-        let received = a.values + b.values
-        let expected = (1...3).flatMap { round in (0..<40).map { "r\(round)-\($0)" } }
-        #expect(received.count == expected.count, "no record consumed twice")
-        #expect(a.unannouncedRecords == 0 && b.unannouncedRecords == 0, "the assign hook ran before any record of its partitions")
-        #expect(Set(received) == Set(expected), "no record lost")
-    }
-
-    @Test("committed offsets are resumed after a restart: nothing lost, nothing repeated")
-    func resumeFromCommitted() async throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        let group = KafkaTestSupport.uniqueTopic("group")
-        try broker.createTopic(.init(name: topic, partitions: 2))
-        _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<100).map { (key: "k\($0 % 7)", value: "v\($0)") })
-
-        var firstRun = try await DedicatedThread.run(name: "first-run") { () -> [String] in
-            let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: group), logger: KafkaTestSupport.logger)
-            try consumer.subscribe([topic])
-            var values: [String] = []
-            let clock = ContinuousClock()
-            let deadline = clock.now + .seconds(20)
-            // Process (and commit) only the first 30 records seen, then stop as if restarted.
-            while values.count < 30 && clock.now < deadline {
-                consumer.consumeBatch(maxRecords: 30 - values.count, timeout: .milliseconds(100)) { batch in
-                    var offsets: [KafkaTopicPartition: Int64] = [:]
-                    for record in batch {
-                        values.append(String(decoding: record.value!, as: UTF8.self))
-                        offsets[KafkaTopicPartition(topic: record.topic, partition: record.partition)] = record.offset + 1
-                    }
-                    try? consumer.commit(offsets.map { KafkaTopicPartition(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value) })
-                }
+    @Suite("Consumer groups")
+    struct ConsumerGroupTests {
+        @Test("two members split the partitions, a leaving member's partitions move back, nothing is lost or repeated")
+        func splitAndRebalance() async throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            let group = KafkaTestSupport.uniqueTopic("group")
+            try broker.createTopic(.init(name: topic, partitions: 4))
+            let all = Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
+            func produceRound(_ round: Int) throws {
+                let records = (0..<40).map { (key: Optional("user-\($0)"), value: Optional("r\(round)-\($0)")) }
+                _ = try KafkaTestSupport.produce(broker, topic: topic, records: records)
             }
-            let committed = try consumer.committed([KafkaTopicPartition(topic: topic, partition: 0), KafkaTopicPartition(topic: topic, partition: 1)], timeout: .seconds(5))
-            consumer.close()
-            return values + ["committed:\(committed.compactMap(\.offset).reduce(0, +))"]
-        }
-        #expect(firstRun.last == "committed:30")
-        firstRun.removeLast()
-        #expect(firstRun.count == 30)
 
-        let secondRun = try await DedicatedThread.run(name: "second-run") { () -> [String] in
-            let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: group), logger: KafkaTestSupport.logger)
-            try consumer.subscribe([topic])
-            let values = KafkaTestSupport.consume(consumer, count: 70, timeout: .seconds(20)).compactMap(\.valueString)
-            // Nothing more arrives: the restart did not rewind.
-            let extra = KafkaTestSupport.consume(consumer, count: 1, timeout: .milliseconds(500))
-            consumer.close()
-            return values + extra.compactMap(\.valueString)
+            try produceRound(1)
+            let a = GroupMemberState(name: "a")
+            let runA = Task { try await a.run(broker: broker, topic: topic, group: group) }
+            #expect(try await eventually(timeout: .seconds(20)) { a.assignment == all && a.values.count == 40 })
+
+            let b = GroupMemberState(name: "b")
+            let runB = Task { try await b.run(broker: broker, topic: topic, group: group) }
+            let split = try await eventually(timeout: .seconds(30)) {
+                !a.assignment.isEmpty && !b.assignment.isEmpty && a.assignment.isDisjoint(with: b.assignment)
+                    && a.assignment.union(b.assignment) == all
+            }
+            try #require(split, "assignments: a=\(a.assignment) b=\(b.assignment)")
+            #expect(a.events.contains { if case .revoked(_, lost: false) = $0 { true } else { false } })
+
+            try produceRound(2)
+            #expect(try await eventually(timeout: .seconds(20)) { a.values.count + b.values.count == 80 })
+            #expect(!b.values.isEmpty, "the second member consumed its share")
+
+            b.stop()
+            try await runB.value
+            #expect(try await eventually(timeout: .seconds(30)) { a.assignment == all })
+
+            try produceRound(3)
+            #expect(try await eventually(timeout: .seconds(20)) { a.values.count + b.values.count == 120 })
+            a.stop()
+            try await runA.value
+
+            let received = a.values + b.values
+            let expected = (1...3).flatMap { round in (0..<40).map { "r\(round)-\($0)" } }
+            #expect(received.count == expected.count, "no record consumed twice")
+            #expect(
+                a.unannouncedRecords == 0 && b.unannouncedRecords == 0,
+                "the assign hook ran before any record of its partitions")
+            #expect(Set(received) == Set(expected), "no record lost")
         }
-        #expect(secondRun.count == 70)
-        #expect(Set(firstRun).isDisjoint(with: secondRun))
-        #expect(Set(firstRun + secondRun) == Set((0..<100).map { "v\($0)" }))
+
+        @Test("committed offsets are resumed after a restart: nothing lost, nothing repeated")
+        func resumeFromCommitted() async throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            let group = KafkaTestSupport.uniqueTopic("group")
+            try broker.createTopic(.init(name: topic, partitions: 2))
+            _ = try KafkaTestSupport.produce(
+                broker, topic: topic, records: (0..<100).map { (key: "k\($0 % 7)", value: "v\($0)") })
+
+            var firstRun = try await DedicatedThread.run(name: "first-run") { () -> [String] in
+                let consumer = try KafkaConsumer(
+                    configuration: KafkaTestSupport.consumerConfiguration(broker, group: group),
+                    logger: KafkaTestSupport.logger)
+                try consumer.subscribe([topic])
+                var values: [String] = []
+                let clock = ContinuousClock()
+                let deadline = clock.now + .seconds(20)
+                // Process (and commit) only the first 30 records seen, then stop as if restarted.
+                while values.count < 30 && clock.now < deadline {
+                    consumer.consumeBatch(maxRecords: 30 - values.count, timeout: .milliseconds(100)) { batch in
+                        var offsets: [KafkaTopicPartition: Int64] = [:]
+                        for record in batch {
+                            values.append(String(decoding: record.value!, as: UTF8.self))
+                            offsets[KafkaTopicPartition(topic: record.topic, partition: record.partition)] =
+                                record.offset + 1
+                        }
+                        try? consumer.commit(
+                            offsets.map {
+                                KafkaTopicPartition(topic: $0.key.topic, partition: $0.key.partition, offset: $0.value)
+                            })
+                    }
+                }
+                let committed = try consumer.committed(
+                    [KafkaTopicPartition(topic: topic, partition: 0), KafkaTopicPartition(topic: topic, partition: 1)],
+                    timeout: .seconds(5))
+                consumer.close()
+                return values + ["committed:\(committed.compactMap(\.offset).reduce(0, +))"]
+            }
+            #expect(firstRun.last == "committed:30")
+            firstRun.removeLast()
+            #expect(firstRun.count == 30)
+
+            let secondRun = try await DedicatedThread.run(name: "second-run") { () -> [String] in
+                let consumer = try KafkaConsumer(
+                    configuration: KafkaTestSupport.consumerConfiguration(broker, group: group),
+                    logger: KafkaTestSupport.logger)
+                try consumer.subscribe([topic])
+                let values = KafkaTestSupport.consume(consumer, count: 70, timeout: .seconds(20)).compactMap(
+                    \.valueString)
+                // Nothing more arrives: the restart did not rewind.
+                let extra = KafkaTestSupport.consume(consumer, count: 1, timeout: .milliseconds(500))
+                consumer.close()
+                return values + extra.compactMap(\.valueString)
+            }
+            #expect(secondRun.count == 70)
+            #expect(Set(firstRun).isDisjoint(with: secondRun))
+            #expect(Set(firstRun + secondRun) == Set((0..<100).map { "v\($0)" }))
+        }
     }
-}
 }

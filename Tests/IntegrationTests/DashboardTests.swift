@@ -1,6 +1,6 @@
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 
@@ -8,25 +8,31 @@ extension EmbeddedBrokerTests {
     /// The dashboard and alert rules only use metrics that `serve` really exposes.
     @Suite("Dashboards and alerts")
     struct DashboardTests {
-        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
 
         /// Every `focusgate_*` name in a file, histogram series reduced to the histogram's name.
         static func metricNames(in path: String) throws -> Set<String> {
             let text = try String(contentsOf: self.root.appendingPathComponent(path), encoding: .utf8)
             let regex = try NSRegularExpression(pattern: "focusgate_[a-z_]+")
-            let names = regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map { String(text[Range($0.range, in: text)!]) }
-            return Set(names.map { name in
-                for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
-                    return String(name.dropLast(suffix.count))
-                }
-                return name
-            })
+            let names = regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).map {
+                String(text[Range($0.range, in: text)!])
+            }
+            return Set(
+                names.map { name in
+                    for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
+                        return String(name.dropLast(suffix.count))
+                    }
+                    return name
+                })
         }
 
         static let specMetrics: Set<String> = [
-            "focusgate_events_consumed_total", "focusgate_decisions_total", "focusgate_dlq_total", "focusgate_duplicates_total",
+            "focusgate_events_consumed_total", "focusgate_decisions_total", "focusgate_dlq_total",
+            "focusgate_duplicates_total",
             "focusgate_badge_updates_total", "focusgate_invalidations_total", "focusgate_context_cache_entries",
-            "focusgate_context_cache_hits_total", "focusgate_context_cache_misses_total", "focusgate_context_cache_evictions_total",
+            "focusgate_context_cache_hits_total", "focusgate_context_cache_misses_total",
+            "focusgate_context_cache_evictions_total",
             "focusgate_context_load_seconds", "focusgate_decision_latency_seconds", "focusgate_transactions_total",
             "focusgate_consumer_lag", "focusgate_rebalances_total",
         ]
@@ -38,29 +44,40 @@ extension EmbeddedBrokerTests {
             #expect(try await serve.waitUntilReady())
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(serve.adminPort)/v1/users/u-1/context")!)
             request.httpMethod = "PUT"
-            request.httpBody = Data(#"{"userId":"u-1","version":1,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF == 'work'"}}}"#.utf8)
+            request.httpBody = Data(
+                #"{"userId":"u-1","version":1,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF == 'work'"}}}"#
+                    .utf8)
             _ = try await URLSession.shared.data(for: request)
             try bench.send([
-                Events.notification("n-1", user: "u-1", criteria: "work"), Events.notification("n-1", user: "u-1", criteria: "work"),
+                Events.notification("n-1", user: "u-1", criteria: "work"),
+                Events.notification("n-1", user: "u-1", criteria: "work"),
                 Events.notification("n-2", user: "u-2"), ("u-3", "not json"),
             ])
             // Consumer lag comes from librdkafka's statistics, emitted every 5 s.
             let deadline = ContinuousClock.now + .seconds(20)
             var exposition = ""
             while ContinuousClock.now < deadline {
-                let (data, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
+                let (data, _) = try await URLSession.shared.data(
+                    from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
                 exposition = String(decoding: data, as: UTF8.self)
-                if exposition.contains("focusgate_consumer_lag{") && exposition.contains("focusgate_duplicates_total 1") { break }
+                if exposition.contains("focusgate_consumer_lag{") && exposition.contains("focusgate_duplicates_total 1")
+                {
+                    break
+                }
                 try await Task.sleep(for: .milliseconds(500))
             }
-            let exposed = Set(exposition.split(separator: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("# TYPE ") else { return nil }
-                return line.split(separator: " ").dropFirst(2).first.map(String.init)
-            })
-            let used = try Self.metricNames(in: "dashboards/focusgate.json").union(Self.metricNames(in: "dashboards/prometheus/alerts.yaml"))
+            let exposed = Set(
+                exposition.split(separator: "\n").compactMap { line -> String? in
+                    guard line.hasPrefix("# TYPE ") else { return nil }
+                    return line.split(separator: " ").dropFirst(2).first.map(String.init)
+                })
+            let used = try Self.metricNames(in: "dashboards/focusgate.json").union(
+                Self.metricNames(in: "dashboards/prometheus/alerts.yaml"))
             #expect(used.count >= 14)
             #expect(used.subtracting(exposed).isEmpty, "used but not exposed: \(used.subtracting(exposed).sorted())")
-            #expect(Self.specMetrics.subtracting(exposed).isEmpty, "SPEC metrics missing: \(Self.specMetrics.subtracting(exposed).sorted())")
+            #expect(
+                Self.specMetrics.subtracting(exposed).isEmpty,
+                "SPEC metrics missing: \(Self.specMetrics.subtracting(exposed).sorted())")
             #expect(exposition.contains("focusgate_ready 1"))
             #expect(exposition.contains(#"focusgate_decisions_total{decision="delivered",reason="predicate-match"} 1"#))
             #expect(exposition.contains(#"focusgate_dlq_total{error="invalid-json"} 1"#))

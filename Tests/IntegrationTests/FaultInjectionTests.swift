@@ -14,12 +14,19 @@ extension EmbeddedBrokerTests {
         ) throws -> KafkaProducer {
             var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
             configuration.properties = properties
-            return try KafkaProducer(configuration: configuration, logger: KafkaTestSupport.logger, onDeliveryReport: reports.record)
+            return try KafkaProducer(
+                configuration: configuration, logger: KafkaTestSupport.logger, onDeliveryReport: reports.record)
         }
 
-        private func readAll(_ broker: EmbeddedKafkaBroker, topic: String, partitions: Int32 = 1, count: Int) throws -> [String] {
-            let reader = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil), logger: KafkaTestSupport.logger)
-            try reader.assign((0..<partitions).map { KafkaTopicPartition(topic: topic, partition: $0, offset: KafkaOffset.beginning) })
+        private func readAll(_ broker: EmbeddedKafkaBroker, topic: String, partitions: Int32 = 1, count: Int) throws
+            -> [String]
+        {
+            let reader = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil),
+                logger: KafkaTestSupport.logger)
+            try reader.assign(
+                (0..<partitions).map { KafkaTopicPartition(topic: topic, partition: $0, offset: KafkaOffset.beginning) }
+            )
             let first = KafkaTestSupport.consume(reader, count: count, timeout: .seconds(20))
             // Anything beyond `count` would be a duplicate: give it a moment to show up.
             let extra = KafkaTestSupport.consume(reader, count: 1, timeout: .milliseconds(300))
@@ -38,7 +45,9 @@ extension EmbeddedBrokerTests {
             }
             try producer.flush(timeout: .seconds(10))
 
-            let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil), logger: KafkaTestSupport.logger)
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil),
+                logger: KafkaTestSupport.logger)
             try consumer.assign([KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning)])
             let before = KafkaTestSupport.consume(consumer, count: 50, timeout: .seconds(10))
             #expect(before.count == 50)
@@ -86,7 +95,8 @@ extension EmbeddedBrokerTests {
             let topic = KafkaTestSupport.uniqueTopic()
             try broker.createTopic(.init(name: topic, partitions: 1))
             let reports = DeliveryLog()
-            let producer = try self.producer(broker, reports: reports, properties: ["enable.idempotence": "false", "linger.ms": "0"])
+            let producer = try self.producer(
+                broker, reports: reports, properties: ["enable.idempotence": "false", "linger.ms": "0"])
             try producer.produce(topic: topic, key: nil, value: Array("warm-up".utf8))
             try producer.flush(timeout: .seconds(10))
 
@@ -133,7 +143,8 @@ extension EmbeddedBrokerTests {
             let producer = try self.producer(broker, reports: reports)
             func send(_ label: String) throws {
                 for index in 0..<30 {
-                    try producer.produce(topic: topic, partition: Int32(index % 2), key: nil, value: Array("\(label)-\(index)".utf8))
+                    try producer.produce(
+                        topic: topic, partition: Int32(index % 2), key: nil, value: Array("\(label)-\(index)".utf8))
                 }
                 try producer.flush(timeout: .seconds(30))
             }
@@ -156,23 +167,29 @@ extension EmbeddedBrokerTests {
             let topic = KafkaTestSupport.uniqueTopic()
             try broker.createTopic(.init(name: topic, partitions: 1))
             _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<5).map { (nil, "r\($0)") })
-            let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: KafkaTestSupport.uniqueTopic("group")), logger: KafkaTestSupport.logger)
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(
+                    broker, group: KafkaTestSupport.uniqueTopic("group")), logger: KafkaTestSupport.logger)
             try consumer.assign([KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning)])
             #expect(KafkaTestSupport.consume(consumer, count: 5, timeout: .seconds(10)).count == 5)
 
-            try broker.pushRequestErrors(.offsetCommit, [KafkaError.Code(rawValue: 87)])  // INVALID_RECORD: not retriable
+            // INVALID_RECORD: not retriable
+            try broker.pushRequestErrors(.offsetCommit, [KafkaError.Code(rawValue: 87)])
             let error = #expect(throws: KafkaError.self) {
                 try consumer.commit([KafkaTopicPartition(topic: topic, partition: 0, offset: 5)])
             }
             #expect(error?.code.name == "INVALID_RECORD")
             try consumer.commit([KafkaTopicPartition(topic: topic, partition: 0, offset: 5)])
-            #expect(try consumer.committed([KafkaTopicPartition(topic: topic, partition: 0)], timeout: .seconds(5)).first?.offset == 5)
+            #expect(
+                try consumer.committed([KafkaTopicPartition(topic: topic, partition: 0)], timeout: .seconds(5)).first?
+                    .offset == 5)
         }
 
         @Test("the mock serves no CreateTopics: the admin call times out with a retriable error instead of hanging")
         func adminCreateTopicsOnMock() throws {
             let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-            let admin = try KafkaAdmin(properties: ["bootstrap.servers": broker.bootstrapServers], logger: KafkaTestSupport.logger)
+            let admin = try KafkaAdmin(
+                properties: ["bootstrap.servers": broker.bootstrapServers], logger: KafkaTestSupport.logger)
             let error = #expect(throws: KafkaError.self) {
                 try admin.createTopics([.compacted("state", partitions: 4)], timeout: .seconds(1))
             }

@@ -10,9 +10,13 @@ extension EmbeddedBrokerTests {
     /// The gateway against the embedded broker over TCP: decisions, headers, DLQ, dedupe, badges.
     @Suite("Gateway end to end")
     struct GatewayEndToEndTests {
-        static func context(_ user: String, version: Int64, focus: String? = "Work", allowTimeSensitive: Bool = true, otherApps: FocusContext.OtherApps = .deliver, expiresAt: Date? = nil) -> FocusContext {
+        static func context(
+            _ user: String, version: Int64, focus: String? = "Work", allowTimeSensitive: Bool = true,
+            otherApps: FocusContext.OtherApps = .deliver, expiresAt: Date? = nil
+        ) -> FocusContext {
             FocusContext(
-                userID: user, version: version, focus: focus, expiresAt: expiresAt, allowTimeSensitive: allowTimeSensitive, otherApps: otherApps,
+                userID: user, version: version, focus: focus, expiresAt: expiresAt,
+                allowTimeSensitive: allowTimeSensitive, otherApps: otherApps,
                 apps: [
                     "chat": .init(filterPredicate: "SELF IN {'work'}"),
                     "mail": .init(silenced: true),
@@ -34,26 +38,56 @@ extension EmbeddedBrokerTests {
             // have: the gateway must not decide with version 1 (context-unavailable).
             try bench.send([Events.notification("warm", user: "u-stale", criteria: "work")])
             try await bench.waitForOutputs(1)
-            _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.invalidations, records: [("u-stale", #"{"userId":"u-stale","version":9}"#)])
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.invalidations,
+                records: [("u-stale", #"{"userId":"u-stale","version":9}"#)])
             try await Task.sleep(for: .milliseconds(500))
 
             let cases: [(record: (key: String?, value: String), reason: String, decision: String)] = [
                 (Events.notification("n-nofocus", user: "u-nobody", criteria: "work"), "no-focus", "delivered"),
                 (Events.notification("n-expired", user: "u-expired", criteria: "home"), "no-focus", "delivered"),
-                (Events.notification("n-silenced", user: "u-work", app: "mail", criteria: "work"), "app-silenced", "silenced"),
-                (Events.notification("n-other", user: "u-strict", app: "shop", criteria: "work"), "app-silenced", "silenced"),
+                (
+                    Events.notification("n-silenced", user: "u-work", app: "mail", criteria: "work"), "app-silenced",
+                    "silenced"
+                ),
+                (
+                    Events.notification("n-other", user: "u-strict", app: "shop", criteria: "work"), "app-silenced",
+                    "silenced"
+                ),
                 (Events.notification("n-nocriteria", user: "u-work"), "no-criteria", "delivered"),
-                (Events.notification("n-nofilter", user: "u-work", app: "calendar", criteria: "home"), "no-filter", "delivered"),
+                (
+                    Events.notification("n-nofilter", user: "u-work", app: "calendar", criteria: "home"), "no-filter",
+                    "delivered"
+                ),
                 (Events.notification("n-match", user: "u-work", criteria: "work"), "predicate-match", "delivered"),
                 (Events.notification("n-mismatch", user: "u-work", criteria: "home"), "predicate-mismatch", "silenced"),
-                (Events.notification("n-error", user: "u-work", app: "legacy", criteria: "home"), "predicate-error", "delivered"),
-                (Events.notification("n-critical", user: "u-work", app: "mail", level: "critical"), "breakthrough-critical", "delivered"),
-                (Events.notification("n-timely", user: "u-work", app: "mail", level: "time-sensitive"), "breakthrough-time-sensitive", "delivered"),
-                (Events.notification("n-timely-strict", user: "u-strict", app: "mail", criteria: "x", level: "time-sensitive"), "app-silenced", "silenced"),
-                (Events.notification("n-unavailable", user: "u-stale", criteria: "home"), "context-unavailable", "delivered"),
+                (
+                    Events.notification("n-error", user: "u-work", app: "legacy", criteria: "home"), "predicate-error",
+                    "delivered"
+                ),
+                (
+                    Events.notification("n-critical", user: "u-work", app: "mail", level: "critical"),
+                    "breakthrough-critical", "delivered"
+                ),
+                (
+                    Events.notification("n-timely", user: "u-work", app: "mail", level: "time-sensitive"),
+                    "breakthrough-time-sensitive", "delivered"
+                ),
+                (
+                    Events.notification(
+                        "n-timely-strict", user: "u-strict", app: "mail", criteria: "x", level: "time-sensitive"),
+                    "app-silenced", "silenced"
+                ),
+                (
+                    Events.notification("n-unavailable", user: "u-stale", criteria: "home"), "context-unavailable",
+                    "delivered"
+                ),
                 (Events.apns("n-apns-match", user: "u-work", criteria: "work"), "predicate-match", "delivered"),
                 (Events.apns("n-apns-mismatch", user: "u-work", criteria: "home"), "predicate-mismatch", "silenced"),
-                (Events.apns("n-apns-critical", user: "u-work", criteria: "home", level: "critical"), "breakthrough-critical", "delivered"),
+                (
+                    Events.apns("n-apns-critical", user: "u-work", criteria: "home", level: "critical"),
+                    "breakthrough-critical", "delivered"
+                ),
             ]
             let bad: [(record: (key: String?, value: String), code: String)] = [
                 (("u-bad", "not json {"), "invalid-json"),
@@ -62,7 +96,12 @@ extension EmbeddedBrokerTests {
                 (("u-bad", #"["an","array"]"#), "wrong-type"),
                 (("u-bad", #"{"type":"bogus","id":"b3","userId":"u-bad","appId":"chat"}"#), "invalid-value"),
                 (("u-bad", #"{"id":"b4","id":"b5","userId":"u-bad","appId":"chat"}"#), "duplicate-field"),
-                (("u-bad", #"{"id":"b6","userId":"u-bad","appId":"chat","payload":"\#(String(repeating: "x", count: 3000))"}"#), "too-large"),
+                (
+                    (
+                        "u-bad",
+                        #"{"id":"b6","userId":"u-bad","appId":"chat","payload":"\#(String(repeating: "x", count: 3000))"}"#
+                    ), "too-large"
+                ),
                 (("u-other", #"{"id":"b7","userId":"u-bad","appId":"chat"}"#), "key-mismatch"),
             ]
             let duplicate = Events.notification("n-match", user: "u-work", criteria: "work")
@@ -71,13 +110,19 @@ extension EmbeddedBrokerTests {
             let audit = try await bench.waitForOutputs(1 + cases.count + bad.count)
             let outputs = audit.outputsByID
             for expected in cases {
-                let id = try #require(Audit.id(of: KafkaMessage(topic: "", partition: 0, offset: 0, key: nil, value: Array(expected.record.value.utf8), headers: [], timestamp: nil)))
+                let id = try #require(
+                    Audit.id(
+                        of: KafkaMessage(
+                            topic: "", partition: 0, offset: 0, key: nil, value: Array(expected.record.value.utf8),
+                            headers: [], timestamp: nil)))
                 let records = outputs[id] ?? []
                 #expect(records.count == 1, "\(id): exactly one output")
                 guard let record = records.first else { continue }
                 #expect(record.header("focusgate-reason") == expected.reason, "\(id)")
                 #expect(record.header("focusgate-decision") == expected.decision, "\(id)")
-                #expect(record.topic == (expected.decision == "delivered" ? bench.topics.delivered : bench.topics.silenced), "\(id)")
+                #expect(
+                    record.topic == (expected.decision == "delivered" ? bench.topics.delivered : bench.topics.silenced),
+                    "\(id)")
                 #expect(record.valueString == expected.record.value, "\(id): the input bytes, unchanged")
                 #expect(record.keyString == expected.record.key)
                 let source = try #require(record.header("focusgate-source"))
@@ -103,11 +148,17 @@ extension EmbeddedBrokerTests {
             }
             #expect(audit.deadLetters.count == bad.count)
             try await instance.waitUntil { instance.metric("focusgate_duplicates_total") == 1 }
-            #expect(instance.metric("focusgate_duplicates_total") == 1, "the repeated n-match is counted and produces nothing")
+            #expect(
+                instance.metric("focusgate_duplicates_total") == 1,
+                "the repeated n-match is counted and produces nothing")
             #expect(instance.metric("focusgate_events_consumed_total") == Double(1 + cases.count + bad.count + 1))
             #expect(instance.metric("focusgate_dlq_total", labels: #"error="wrong-type""#) == 2)
-            #expect(instance.metric("focusgate_decisions_total", labels: #"decision="silenced",reason="app-silenced""#) == 3)
-            #expect(instance.metric("focusgate_decisions_total", labels: #"decision="delivered",reason="context-unavailable""#) == 1)
+            #expect(
+                instance.metric("focusgate_decisions_total", labels: #"decision="silenced",reason="app-silenced""#) == 3
+            )
+            #expect(
+                instance.metric(
+                    "focusgate_decisions_total", labels: #"decision="delivered",reason="context-unavailable""#) == 1)
             #expect(instance.metric("focusgate_transactions_total", labels: #"result="committed""#) >= 1)
             try await instance.stop()
             await bench.shutdown()
@@ -127,7 +178,9 @@ extension EmbeddedBrokerTests {
                     records = try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-1/chat" }
                     if records.count < count { try await Task.sleep(for: .milliseconds(100)) }
                 }
-                return records.compactMap { try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any] }
+                return records.compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                }
             }
 
             // Focus on (Work accepts "work"): two notifications count, one is silenced and does not.
@@ -138,7 +191,9 @@ extension EmbeddedBrokerTests {
             ])
             var records = try await badgeRecords(2)
             #expect(records.map { $0["badge"] as? Int } == [1, 2])
-            #expect(records.last?["unread"] as? Int == 3 && records.last?["focus"] as? String == "Work" && records.last?["contextVersion"] as? Int == 1)
+            #expect(
+                records.last?["unread"] as? Int == 3 && records.last?["focus"] as? String == "Work"
+                    && records.last?["contextVersion"] as? Int == 1)
 
             // The Focus changes to one that accepts only "home": recomputed on the owning worker.
             var personal = Self.context("u-1", version: 2, focus: "Personal")
@@ -146,7 +201,9 @@ extension EmbeddedBrokerTests {
             try await bench.put(personal)
             records = try await badgeRecords(3)
             #expect(records.count == 3)
-            #expect(records.last?["badge"] as? Int == 1 && records.last?["focus"] as? String == "Personal" && records.last?["contextVersion"] as? Int == 2)
+            #expect(
+                records.last?["badge"] as? Int == 1 && records.last?["focus"] as? String == "Personal"
+                    && records.last?["contextVersion"] as? Int == 2)
 
             // Focus off: everything unread counts.
             try await bench.put(Self.context("u-1", version: 3, focus: nil))
@@ -161,7 +218,11 @@ extension EmbeddedBrokerTests {
             records = try await badgeRecords(6)
             #expect(records.last?["badge"] as? Int == 0 && records.last?["unread"] as? Int == 0)
             #expect(records.compactMap { $0["sequence"] as? Int } == [1, 2, 3, 4, 5, 6])
-            #expect(records.allSatisfy { ($0["userId"] as? String) == "u-1" && ($0["appId"] as? String) == "chat" && $0["updatedAt"] is String })
+            #expect(
+                records.allSatisfy {
+                    ($0["userId"] as? String) == "u-1" && ($0["appId"] as? String) == "chat"
+                        && $0["updatedAt"] is String
+                })
 
             // The API's view: committed badges of the owning worker.
             try await instance.waitUntil { instance.metric("focusgate_badge_updates_total") == 6 }
@@ -178,7 +239,9 @@ extension EmbeddedBrokerTests {
         @Test("logs at trace level are JSON lines with dotted metadata and never contain a payload body")
         func logsCarryNoPayloads() async throws {
             let lines = Mutex<[String]>([])
-            var logger = Logger(label: "focusgate") { JSONLogHandler(label: $0) { line in lines.withLock { $0.append(line) } } }
+            var logger = Logger(label: "focusgate") {
+                JSONLogHandler(label: $0) { line in lines.withLock { $0.append(line) } }
+            }
             logger.logLevel = .trace
             let bench = try await GatewayBench()
             let marker = "PAYLOAD-BODY-7f3a"
@@ -192,7 +255,8 @@ extension EmbeddedBrokerTests {
                 ("u-2", #"{"id":"n-4","userId":"u-1","appId":"chat","secret":"\#(marker)"}"#),
             ])
             try await bench.waitForOutputs(5)
-            _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.invalidations, records: [("u-1", "\(marker) not json")])
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.invalidations, records: [("u-1", "\(marker) not json")])
             try await Task.sleep(for: .milliseconds(500))
             try await instance.stop()
             let logged = lines.withLock { $0 }

@@ -15,7 +15,10 @@ extension EmbeddedBrokerTests {
             let outputs = audit.outputsByID
             #expect(Set(outputs.keys) == Set(Stream.outputIDs(records)), "every input accounted for")
             let repeated = outputs.filter { $0.value.count != 1 }
-            #expect(repeated.isEmpty, "\(repeated.count) ids repeated: \(repeated.prefix(3).map { ($0.key, $0.value.map { "\($0.topic) \($0.header("focusgate-source") ?? "") \($0.header("focusgate-decided-at") ?? "")" }) })")
+            #expect(
+                repeated.isEmpty,
+                "\(repeated.count) ids repeated: \(repeated.prefix(3).map { ($0.key, $0.value.map { "\($0.topic) \($0.header("focusgate-source") ?? "") \($0.header("focusgate-decided-at") ?? "")" }) })"
+            )
             #expect(audit.finalBadges == Events.expectedBadges(records), "badges equal a recomputation from the inputs")
         }
 
@@ -28,11 +31,14 @@ extension EmbeddedBrokerTests {
             _ = try await bench.settled(records: 500)
 
             // The next transaction cannot add its partitions: librdkafka makes that abortable.
-            try bench.broker.pushRequestErrors(.addPartitionsToTransaction, [KafkaError.Code(rawValue: 29)])  // TOPIC_AUTHORIZATION_FAILED
+            // TOPIC_AUTHORIZATION_FAILED
+            try bench.broker.pushRequestErrors(.addPartitionsToTransaction, [KafkaError.Code(rawValue: 29)])
             try bench.send(Array(records[500...]))
             let audit = try await bench.settled(records: 1000)
             #expect(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#) >= 1)
-            #expect(instance.metric("focusgate_duplicates_total") == 0, "state rolled back: the replay is not mistaken for duplicates")
+            #expect(
+                instance.metric("focusgate_duplicates_total") == 0,
+                "state rolled back: the replay is not mistaken for duplicates")
             // The mock writes no abort markers, so the aborted attempt's outputs stay visible to
             // the audit (a real cluster hides them): check nothing is lost and badges are exact.
             #expect(Set(audit.outputsByID.keys) == Set(Stream.outputIDs(records)))
@@ -84,9 +90,12 @@ extension EmbeddedBrokerTests {
             // cluster hides the aborted outputs; the embedded broker writes no abort markers, so
             // they stay visible: repeated outputs are allowed only when a transaction was aborted.
             let repeated = outputs.values.filter { $0.count > 1 }.count
-            let aborted = first.metric("focusgate_transactions_total", labels: #"result="aborted""#)
+            let aborted =
+                first.metric("focusgate_transactions_total", labels: #"result="aborted""#)
                 + second.metric("focusgate_transactions_total", labels: #"result="aborted""#)
-            print("handover audit: \(records.count) records, \(repeated) ids with repeated outputs, \(Int(aborted)) aborted transactions")
+            print(
+                "handover audit: \(records.count) records, \(repeated) ids with repeated outputs, \(Int(aborted)) aborted transactions"
+            )
             #expect(repeated == 0 || aborted > 0, "repeats come only from aborted transactions")
             // The survivor reads every user's committed badges, including those the first instance kept.
             let expected = Events.expectedBadges(records)

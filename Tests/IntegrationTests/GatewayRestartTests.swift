@@ -3,7 +3,7 @@ import FocusGateCore
 import FocusGateKafka
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 
@@ -14,19 +14,24 @@ final class ServeProcess {
     private let errors = Pipe()
 
     init(_ bench: GatewayBench, environment extra: [String: String] = [:]) throws {
-        self.process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
-        self.process.arguments = ["serve", "--log-level", ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning"]
-        self.process.environment = ProcessInfo.processInfo.environment.merging([
-            "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bench.broker.bootstrapServers,
-            "FOCUSGATE_STORE_SQLITE_PATH": bench.databasePath,
-            "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
-            "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
-            "FOCUSGATE_COMMIT_INTERVALMS": "100",
-            "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
-            "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
-            "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
-            "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
-        ].merging(extra) { $1 }) { $1 }
+        self.process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("focusgate")
+        self.process.arguments = [
+            "serve", "--log-level", ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
+        ]
+        self.process.environment = ProcessInfo.processInfo.environment.merging(
+            [
+                "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bench.broker.bootstrapServers,
+                "FOCUSGATE_STORE_SQLITE_PATH": bench.databasePath,
+                "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
+                "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
+                "FOCUSGATE_COMMIT_INTERVALMS": "100",
+                "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
+                "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
+                "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
+                "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
+            ].merging(extra) { $1 }
+        ) { $1 }
         self.process.standardOutput = FileHandle.nullDevice
         self.process.standardError = self.errors
         try self.process.run()
@@ -42,7 +47,9 @@ final class ServeProcess {
         while ContinuousClock.now < deadline && self.process.isRunning {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
             request.timeoutInterval = 1
-            if let (_, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200 {
+            if let (_, response) = try? await URLSession.shared.data(for: request),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
                 return true
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -52,7 +59,10 @@ final class ServeProcess {
 
     /// A sample of `/metrics` (0 when absent or unreachable).
     func metric(_ sample: String) async -> Double {
-        guard let (data, _) = try? await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!) else { return 0 }
+        guard
+            let (data, _) = try? await URLSession.shared.data(
+                from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!)
+        else { return 0 }
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
             return Double(line.split(separator: " ").last ?? "") ?? 0
         }
@@ -89,7 +99,9 @@ extension EmbeddedBrokerTests {
             (0..<count).map { index in
                 let user = "u-\(index % 50)"
                 if index % 100 == 99 { return (user, "bad-\(index) {") }
-                if index % 10 == 9 { return Events.read("r-\(index)", user: user, ids: ["e-\(index - 50)", "e-\(index - 100)"]) }
+                if index % 10 == 9 {
+                    return Events.read("r-\(index)", user: user, ids: ["e-\(index - 50)", "e-\(index - 100)"])
+                }
                 return index % 3 == 0
                     ? Events.apns("e-\(index)", user: user, app: "app-\(index % 4)", criteria: "c-\(index % 7)")
                     : Events.notification("e-\(index)", user: user, app: "app-\(index % 4)", criteria: "c-\(index % 7)")
@@ -100,18 +112,27 @@ extension EmbeddedBrokerTests {
         static func outputIDs(_ records: [(key: String?, value: String)]) -> [String] {
             records.compactMap { record in
                 if record.value.hasPrefix("bad-") { return record.value }
-                return record.value.contains(#""type":"read""#) ? nil : Audit.id(of: KafkaMessage(topic: "", partition: 0, offset: 0, key: nil, value: Array(record.value.utf8), headers: [], timestamp: nil))
+                return record.value.contains(#""type":"read""#)
+                    ? nil
+                    : Audit.id(
+                        of: KafkaMessage(
+                            topic: "", partition: 0, offset: 0, key: nil, value: Array(record.value.utf8), headers: [],
+                            timestamp: nil))
             }
         }
 
         /// Produces `records` in chunks from a thread of its own while the gateway runs.
-        static func produceInBackground(_ bench: GatewayBench, _ records: [(key: String?, value: String)], chunks: Int) -> Task<Void, any Error> {
+        static func produceInBackground(_ bench: GatewayBench, _ records: [(key: String?, value: String)], chunks: Int)
+            -> Task<Void, any Error>
+        {
             let chunkSize = (records.count + chunks - 1) / chunks
             let values = records.map { [$0.key ?? "", $0.value] }
             return Task {
                 try await DedicatedThread.run(name: "test-producer") {
                     for start in stride(from: 0, to: values.count, by: chunkSize) {
-                        let chunk = values[start..<min(start + chunkSize, values.count)].map { (key: Optional($0[0]), value: $0[1]) }
+                        let chunk = values[start..<min(start + chunkSize, values.count)].map {
+                            (key: Optional($0[0]), value: $0[1])
+                        }
                         try bench.send(chunk)
                         Thread.sleep(forTimeInterval: 0.1)
                     }
@@ -132,7 +153,9 @@ extension EmbeddedBrokerTests {
             #expect(first.stop(SIGTERM) == 0, "a graceful stop exits 0")
             let committed = try bench.committedOffsets()
             try await producing.value
-            print("graceful audit: \(records.count) records, committed at the stop \(committed.sorted { $0.key < $1.key }.map(\.value))")
+            print(
+                "graceful audit: \(records.count) records, committed at the stop \(committed.sorted { $0.key < $1.key }.map(\.value))"
+            )
             #expect(committed.values.reduce(0, +) < Int64(records.count), "stopped mid-stream")
 
             let second = try ServeProcess(bench)
@@ -162,7 +185,9 @@ extension EmbeddedBrokerTests {
             serve.process.waitUntilExit()
             #expect(serve.process.terminationStatus == 1)
             let log = serve.standardError
-            #expect(log.contains("critical") && log.contains("fatal Kafka error") && log.contains("fenced"), "\(log.suffix(2000))")
+            #expect(
+                log.contains("critical") && log.contains("fatal Kafka error") && log.contains("fenced"),
+                "\(log.suffix(2000))")
             await bench.shutdown()
         }
 
@@ -178,7 +203,9 @@ extension EmbeddedBrokerTests {
             #expect(try await first.waitUntilReady())
             let producing = Self.produceInBackground(bench, records, chunks: 30)
             let deadline = ContinuousClock.now + .seconds(30)
-            while await first.metric(#"focusgate_transactions_total{result="committed"}"#) < 1 && ContinuousClock.now < deadline {
+            while await first.metric(#"focusgate_transactions_total{result="committed"}"#) < 1
+                && ContinuousClock.now < deadline
+            {
                 try await Task.sleep(for: .milliseconds(20))
             }
             try await first.waitForConsumed(await first.metric("focusgate_events_consumed_total") + 300)
@@ -201,7 +228,9 @@ extension EmbeddedBrokerTests {
                     #expect(offset >= committedAtKill[partition] ?? 0, "\(id) repeated from before the last commit")
                 }
             }
-            print("SIGKILL audit: \(expectedIDs.count) inputs, committed at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs from the uncommitted window")
+            print(
+                "SIGKILL audit: \(expectedIDs.count) inputs, committed at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs from the uncommitted window"
+            )
             #expect(duplicates > 0, "the kill landed inside an open transaction, whose outputs the replay repeats")
             #expect(committedAtKill.values.reduce(0, +) > 0, "a transaction committed before the kill")
             #expect(audit.finalBadges == Events.expectedBadges(records), "badges equal a recomputation from the inputs")

@@ -18,7 +18,8 @@ final class GatewayBench: Sendable {
 
     init(partitions: Int = 4) async throws {
         self.partitions = partitions
-        self.broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: KafkaTestSupport.logger)
+        self.broker = try EmbeddedKafkaBroker(
+            topics: TopicNames().specifications(partitions: partitions), logger: KafkaTestSupport.logger)
         self.databasePath = NSTemporaryDirectory() + "focusgate-gateway-\(UUID().uuidString).sqlite"
         self.store = try await SQLiteContextStore.open(path: self.databasePath, logger: KafkaTestSupport.logger)
     }
@@ -56,7 +57,8 @@ final class GatewayBench: Sendable {
 
     /// Produces notification-topic records (key, value) and checks every delivery.
     func send(_ records: [(key: String?, value: String)]) throws {
-        let outcomes = try KafkaTestSupport.produce(self.broker, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
+        let outcomes = try KafkaTestSupport.produce(
+            self.broker, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
         #expect(outcomes.count == records.count && outcomes.allSatisfy { $0.error == nil })
     }
 
@@ -64,7 +66,9 @@ final class GatewayBench: Sendable {
 
     /// Every record of `topic`, all partitions, from the beginning to the current high watermarks.
     func readAll(_ topic: String) throws -> [KafkaMessage] {
-        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: nil), logger: KafkaTestSupport.logger)
+        let consumer = try KafkaConsumer(
+            configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: nil),
+            logger: KafkaTestSupport.logger)
         defer { consumer.close() }
         var expected = 0
         var start: [KafkaTopicPartition] = []
@@ -109,9 +113,13 @@ final class GatewayBench: Sendable {
 
     /// The group's committed offsets of the notifications topic.
     func committedOffsets(group: String = "focusgate") throws -> [Int32: Int64] {
-        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: group), logger: KafkaTestSupport.logger)
+        let consumer = try KafkaConsumer(
+            configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: group),
+            logger: KafkaTestSupport.logger)
         defer { consumer.close() }
-        let partitions = (0..<Int32(self.partitions)).map { KafkaTopicPartition(topic: self.topics.notifications, partition: $0) }
+        let partitions = (0..<Int32(self.partitions)).map {
+            KafkaTopicPartition(topic: self.topics.notifications, partition: $0)
+        }
         var result: [Int32: Int64] = [:]
         for partition in try consumer.committed(partitions, timeout: .seconds(10)) {
             result[partition.partition] = partition.offset ?? 0
@@ -159,7 +167,9 @@ struct Audit {
     }
 
     static func id(of message: KafkaMessage) -> String? {
-        guard let value = message.value, let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any] else { return nil }
+        guard let value = message.value,
+            let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any]
+        else { return nil }
         return object["id"] as? String
     }
 }
@@ -172,12 +182,20 @@ final class InProcessGateway: Sendable {
     let listener: InvalidationListener
     private let task: Task<Void, any Error>
 
-    init(_ bench: GatewayBench, configuration: GatewayConfiguration, logger: Logger = KafkaTestSupport.logger) async throws {
-        let cache = ContextCache(store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
-        let gateway = Gateway(configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: logger)
-        var listenerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bench.broker.bootstrapServers, groupID: nil)
+    init(_ bench: GatewayBench, configuration: GatewayConfiguration, logger: Logger = KafkaTestSupport.logger)
+        async throws
+    {
+        let cache = ContextCache(
+            store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
+        let gateway = Gateway(
+            configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: logger
+        )
+        var listenerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: bench.broker.bootstrapServers, groupID: nil)
         listenerConfiguration.properties = GatewayBench.fastGroupProperties
-        let listener = InvalidationListener(configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger) {
+        let listener = InvalidationListener(
+            configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger
+        ) {
             gateway.contextChanged(userID: $0, context: $1)
         }
         self.gateway = gateway
@@ -235,19 +253,29 @@ final class InProcessGateway: Sendable {
 // MARK: - Events
 
 enum Events {
-    static func notification(_ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil) -> (key: String?, value: String) {
+    static func notification(
+        _ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil
+    ) -> (key: String?, value: String) {
         var fields = [#""id":"\#(id)""#, #""userId":"\#(user)""#, #""appId":"\#(app)""#]
         if let criteria { fields.append(#""filterCriteria":"\#(criteria)""#) }
         if let level { fields.append(#""interruptionLevel":"\#(level)""#) }
         return (user, "{\(fields.joined(separator: ","))}")
     }
 
-    static func apns(_ id: String, user: String, app: String = "chat", criteria: String, level: String = "active") -> (key: String?, value: String) {
-        (user, #"{"id":"\#(id)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"Hi","body":"There"},"filter-criteria":"\#(criteria)","interruption-level":"\#(level)","relevance-score":0.5},"payload":{"thread":"t-1"}}"#)
+    static func apns(_ id: String, user: String, app: String = "chat", criteria: String, level: String = "active") -> (
+        key: String?, value: String
+    ) {
+        (
+            user,
+            #"{"id":"\#(id)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"Hi","body":"There"},"filter-criteria":"\#(criteria)","interruption-level":"\#(level)","relevance-score":0.5},"payload":{"thread":"t-1"}}"#
+        )
     }
 
     static func read(_ id: String, user: String, app: String = "chat", ids: [String]) -> (key: String?, value: String) {
-        (user, #"{"type":"read","id":"\#(id)","userId":"\#(user)","appId":"\#(app)","notificationIds":[\#(ids.map { "\"\($0)\"" }.joined(separator: ","))]}"#)
+        (
+            user,
+            #"{"type":"read","id":"\#(id)","userId":"\#(user)","appId":"\#(app)","notificationIds":[\#(ids.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+        )
     }
 
     static func clear(_ id: String, user: String, app: String = "chat") -> (key: String?, value: String) {
@@ -255,12 +283,15 @@ enum Events {
     }
 
     /// The badges a fresh ledger computes from these inputs with no Focus on (badge = unread).
-    static func expectedBadges(_ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000) -> [String: BadgeLedger.Badge] {
+    static func expectedBadges(_ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000) -> [String:
+        BadgeLedger.Badge]
+    {
         var state = PartitionState(maxUnreadPerApp: maxUnreadPerApp)
         let decoder = EventDecoder(maxEventBytes: 2048)
         var keys = Set<String>()
         for record in records {
-            guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) }) else { continue }
+            guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) })
+            else { continue }
             _ = state.admit(event, context: nil, nowMilliseconds: 0)
             keys.insert(event.userID)
         }

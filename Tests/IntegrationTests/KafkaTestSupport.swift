@@ -14,7 +14,8 @@ struct EmbeddedBrokerTests {}
 enum KafkaTestSupport {
     static let logger: Logger = {
         var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         return logger
     }()
 

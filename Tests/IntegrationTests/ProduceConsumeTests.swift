@@ -3,154 +3,165 @@ import Foundation
 import Testing
 
 extension EmbeddedBrokerTests {
-@Suite("Produce and consume")
-struct ProduceConsumeTests {
-    @Test("round trip keeps keys, values, headers, partitions and offsets")
-    func roundTrip() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        try broker.createTopic(.init(name: topic, partitions: 3))
-        let headers = [
-            KafkaHeader(name: "focusgate-decision", value: "silenced"),
-            KafkaHeader(name: "empty", value: [UInt8]()),
-            KafkaHeader(name: "no-value", value: nil as [UInt8]?),
-        ]
-        let records: [(key: String?, value: String?)] = [
-            ("u-1", #"{"id":"n1"}"#), ("u-2", #"{"id":"n2"}"#), (nil, "keyless"), ("u-3", nil), ("u-4", ""),
-        ]
+    @Suite("Produce and consume")
+    struct ProduceConsumeTests {
+        @Test("round trip keeps keys, values, headers, partitions and offsets")
+        func roundTrip() throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 3))
+            let headers = [
+                KafkaHeader(name: "focusgate-decision", value: "silenced"),
+                KafkaHeader(name: "empty", value: [UInt8]()),
+                KafkaHeader(name: "no-value", value: nil as [UInt8]?),
+            ]
+            let records: [(key: String?, value: String?)] = [
+                ("u-1", #"{"id":"n1"}"#), ("u-2", #"{"id":"n2"}"#), (nil, "keyless"), ("u-3", nil), ("u-4", ""),
+            ]
 
-        let reports = try KafkaTestSupport.produce(broker, topic: topic, records: records, partition: 2, headers: headers)
+            let reports = try KafkaTestSupport.produce(
+                broker, topic: topic, records: records, partition: 2, headers: headers)
 
-        #expect(reports.map(\.deliveryID) == [1, 2, 3, 4, 5])
-        #expect(reports.allSatisfy { $0.error == nil && $0.partition == 2 && $0.topic == topic })
-        #expect(reports.compactMap(\.offset) == [0, 1, 2, 3, 4])
+            #expect(reports.map(\.deliveryID) == [1, 2, 3, 4, 5])
+            #expect(reports.allSatisfy { $0.error == nil && $0.partition == 2 && $0.topic == topic })
+            #expect(reports.compactMap(\.offset) == [0, 1, 2, 3, 4])
 
-        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil), logger: KafkaTestSupport.logger)
-        try consumer.assign([KafkaTopicPartition(topic: topic, partition: 2, offset: KafkaOffset.beginning)])
-        let messages = KafkaTestSupport.consume(consumer, count: records.count, timeout: .seconds(15))
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil),
+                logger: KafkaTestSupport.logger)
+            try consumer.assign([KafkaTopicPartition(topic: topic, partition: 2, offset: KafkaOffset.beginning)])
+            let messages = KafkaTestSupport.consume(consumer, count: records.count, timeout: .seconds(15))
 
-        try #require(messages.count == records.count)
-        #expect(messages.map(\.keyString) == records.map(\.key))
-        #expect(messages.map(\.valueString) == ["{\"id\":\"n1\"}", "{\"id\":\"n2\"}", "keyless", nil, ""])
-        #expect(messages.map(\.offset) == [0, 1, 2, 3, 4])
-        #expect(messages.allSatisfy { $0.topic == topic && $0.partition == 2 })
-        #expect(messages[0].headers == headers.map { KafkaHeader(name: $0.name, value: $0.value ?? nil) })
-        #expect(messages[0].header("focusgate-decision") == "silenced")
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
-        #expect(messages.allSatisfy { abs(($0.timestamp ?? 0) - now) < 60_000 })
-    }
-
-    @Test("records without an explicit partition are spread by key, same key same partition")
-    func keyPartitioning() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        try broker.createTopic(.init(name: topic, partitions: 4))
-        let records = (0..<200).map { (key: Optional("user-\($0 % 20)"), value: Optional("v\($0)")) }
-
-        let reports = try KafkaTestSupport.produce(broker, topic: topic, records: records)
-
-        #expect(reports.allSatisfy { $0.error == nil })
-        var partitionOfKey: [String: Set<Int32>] = [:]
-        for (record, report) in zip(records, reports) {
-            partitionOfKey[record.key!, default: []].insert(report.partition)
+            try #require(messages.count == records.count)
+            #expect(messages.map(\.keyString) == records.map(\.key))
+            #expect(messages.map(\.valueString) == ["{\"id\":\"n1\"}", "{\"id\":\"n2\"}", "keyless", nil, ""])
+            #expect(messages.map(\.offset) == [0, 1, 2, 3, 4])
+            #expect(messages.allSatisfy { $0.topic == topic && $0.partition == 2 })
+            #expect(messages[0].headers == headers.map { KafkaHeader(name: $0.name, value: $0.value ?? nil) })
+            #expect(messages[0].header("focusgate-decision") == "silenced")
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            #expect(messages.allSatisfy { abs(($0.timestamp ?? 0) - now) < 60_000 })
         }
-        #expect(partitionOfKey.values.allSatisfy { $0.count == 1 })
-        #expect(Set(reports.map(\.partition)).count > 1)
-    }
 
-    @Test("a fixed bootstrap port forwards to the cluster, as `focusgate broker --port` serves it")
-    func fixedPort() throws {
-        let port = KafkaTestSupport.freePort()
-        let broker = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
-        #expect(broker.bootstrapServers == "127.0.0.1:\(port)")
-        #expect(broker.bootstrapServers != broker.brokerAddresses)
-        let topic = KafkaTestSupport.uniqueTopic()
-        try broker.createTopic(.init(name: topic, partitions: 1))
+        @Test("records without an explicit partition are spread by key, same key same partition")
+        func keyPartitioning() throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 4))
+            let records = (0..<200).map { (key: Optional("user-\($0 % 20)"), value: Optional("v\($0)")) }
 
-        let reports = try KafkaTestSupport.produce(broker, topic: topic, records: [("k", "through the forwarder")])
-        #expect(reports.first?.error == nil)
+            let reports = try KafkaTestSupport.produce(broker, topic: topic, records: records)
 
-        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: "fixed-port"), logger: KafkaTestSupport.logger)
-        try consumer.subscribe([topic])
-        let messages = KafkaTestSupport.consume(consumer, count: 1, timeout: .seconds(20))
-        #expect(messages.map(\.valueString) == ["through the forwarder"])
-        consumer.close()
-    }
-
-    @Test("a second broker on a taken port is refused with a clear error")
-    func portInUse() throws {
-        let port = KafkaTestSupport.freePort()
-        let first = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
-        let error = #expect(throws: KafkaError.self) {
-            _ = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
+            #expect(reports.allSatisfy { $0.error == nil })
+            var partitionOfKey: [String: Set<Int32>] = [:]
+            for (record, report) in zip(records, reports) {
+                partitionOfKey[record.key!, default: []].insert(report.partition)
+            }
+            #expect(partitionOfKey.values.allSatisfy { $0.count == 1 })
+            #expect(Set(reports.map(\.partition)).count > 1)
         }
-        #expect(error?.message.contains("127.0.0.1:\(port)") == true)
-        first.shutdown()
-    }
 
-    @Test("pause stops a partition, resume continues it; seek rewinds; watermarks report the log")
-    func flowControl() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        try broker.createTopic(.init(name: topic, partitions: 2))
-        _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<10).map { (nil, "p0-\($0)") }, partition: 0)
-        _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<10).map { (nil, "p1-\($0)") }, partition: 1)
+        @Test("a fixed bootstrap port forwards to the cluster, as `focusgate broker --port` serves it")
+        func fixedPort() throws {
+            let port = KafkaTestSupport.freePort()
+            let broker = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
+            #expect(broker.bootstrapServers == "127.0.0.1:\(port)")
+            #expect(broker.bootstrapServers != broker.brokerAddresses)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 1))
 
-        let consumer = try KafkaConsumer(configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil), logger: KafkaTestSupport.logger)
-        let p0 = KafkaTopicPartition(topic: topic, partition: 0)
-        let p1 = KafkaTopicPartition(topic: topic, partition: 1)
-        let watermarks = try consumer.watermarks(topic: topic, partition: 0, timeout: .seconds(5))
-        #expect(watermarks.low == 0 && watermarks.high == 10)
-        #expect(try consumer.partitionCount(topic: topic, timeout: .seconds(5)) == 2)
+            let reports = try KafkaTestSupport.produce(broker, topic: topic, records: [("k", "through the forwarder")])
+            #expect(reports.first?.error == nil)
 
-        try consumer.assign([
-            KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning),
-            KafkaTopicPartition(topic: topic, partition: 1, offset: KafkaOffset.beginning),
-        ])
-        try consumer.pause([p1])
-        let first = KafkaTestSupport.consume(consumer, count: 20, timeout: .seconds(3))
-        #expect(first.count == 10)
-        #expect(first.allSatisfy { $0.partition == 0 })
-
-        try consumer.resume([p1])
-        let second = KafkaTestSupport.consume(consumer, count: 10, timeout: .seconds(10))
-        #expect(second.map(\.valueString) == (0..<10).map { "p1-\($0)" })
-
-        try consumer.seek([KafkaTopicPartition(topic: topic, partition: 0, offset: 7)])
-        let replay = KafkaTestSupport.consume(consumer, count: 3, timeout: .seconds(10))
-        #expect(replay.map(\.offset) == [7, 8, 9])
-        #expect(try consumer.position([p0]).first?.offset == 10)
-        #expect(try Set(consumer.assignment()) == [p0, p1])
-    }
-
-    @Test("statistics are surfaced with consumer lag per partition")
-    func statistics() throws {
-        let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-        let topic = KafkaTestSupport.uniqueTopic()
-        try broker.createTopic(.init(name: topic, partitions: 1))
-        _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<50).map { (nil, "r\($0)") })
-
-        var configuration = KafkaTestSupport.consumerConfiguration(broker, group: KafkaTestSupport.uniqueTopic("stats"))
-        configuration.statisticsInterval = .milliseconds(100)
-        var latest: KafkaStatistics?
-        let consumer = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger, onStatistics: { latest = $0 })
-        try consumer.assign([KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning)])
-        let consumed = KafkaTestSupport.consume(consumer, count: 20, timeout: .seconds(10)).prefix(20)
-        try consumer.commit([KafkaTopicPartition(topic: topic, partition: 0, offset: consumed.last!.offset + 1)])
-
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        var partition: KafkaStatistics.Partition?
-        while clock.now < deadline {
-            consumer.consumeBatch(maxRecords: 1, timeout: .milliseconds(50)) { _ in }
-            partition = latest?.partitions.first { $0.topic == topic && $0.partition == 0 }
-            if partition?.consumerLag == 30 { break }
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: "fixed-port"),
+                logger: KafkaTestSupport.logger)
+            try consumer.subscribe([topic])
+            let messages = KafkaTestSupport.consume(consumer, count: 1, timeout: .seconds(20))
+            #expect(messages.map(\.valueString) == ["through the forwarder"])
+            consumer.close()
         }
-        #expect(latest?.clientName?.isEmpty == false)
-        #expect(partition?.highWatermark == 50)
-        #expect(partition?.consumerLag == 30)
-        #expect(partition?.committedOffset == 20)
-        #expect((partition?.applicationOffset ?? 0) >= 20)
+
+        @Test("a second broker on a taken port is refused with a clear error")
+        func portInUse() throws {
+            let port = KafkaTestSupport.freePort()
+            let first = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
+            let error = #expect(throws: KafkaError.self) {
+                _ = try EmbeddedKafkaBroker(port: port, logger: KafkaTestSupport.logger)
+            }
+            #expect(error?.message.contains("127.0.0.1:\(port)") == true)
+            first.shutdown()
+        }
+
+        @Test("pause stops a partition, resume continues it; seek rewinds; watermarks report the log")
+        func flowControl() throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 2))
+            _ = try KafkaTestSupport.produce(
+                broker, topic: topic, records: (0..<10).map { (nil, "p0-\($0)") }, partition: 0)
+            _ = try KafkaTestSupport.produce(
+                broker, topic: topic, records: (0..<10).map { (nil, "p1-\($0)") }, partition: 1)
+
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil),
+                logger: KafkaTestSupport.logger)
+            let p0 = KafkaTopicPartition(topic: topic, partition: 0)
+            let p1 = KafkaTopicPartition(topic: topic, partition: 1)
+            let watermarks = try consumer.watermarks(topic: topic, partition: 0, timeout: .seconds(5))
+            #expect(watermarks.low == 0 && watermarks.high == 10)
+            #expect(try consumer.partitionCount(topic: topic, timeout: .seconds(5)) == 2)
+
+            try consumer.assign([
+                KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning),
+                KafkaTopicPartition(topic: topic, partition: 1, offset: KafkaOffset.beginning),
+            ])
+            try consumer.pause([p1])
+            let first = KafkaTestSupport.consume(consumer, count: 20, timeout: .seconds(3))
+            #expect(first.count == 10)
+            #expect(first.allSatisfy { $0.partition == 0 })
+
+            try consumer.resume([p1])
+            let second = KafkaTestSupport.consume(consumer, count: 10, timeout: .seconds(10))
+            #expect(second.map(\.valueString) == (0..<10).map { "p1-\($0)" })
+
+            try consumer.seek([KafkaTopicPartition(topic: topic, partition: 0, offset: 7)])
+            let replay = KafkaTestSupport.consume(consumer, count: 3, timeout: .seconds(10))
+            #expect(replay.map(\.offset) == [7, 8, 9])
+            #expect(try consumer.position([p0]).first?.offset == 10)
+            #expect(try Set(consumer.assignment()) == [p0, p1])
+        }
+
+        @Test("statistics are surfaced with consumer lag per partition")
+        func statistics() throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 1))
+            _ = try KafkaTestSupport.produce(broker, topic: topic, records: (0..<50).map { (nil, "r\($0)") })
+
+            var configuration = KafkaTestSupport.consumerConfiguration(
+                broker, group: KafkaTestSupport.uniqueTopic("stats"))
+            configuration.statisticsInterval = .milliseconds(100)
+            var latest: KafkaStatistics?
+            let consumer = try KafkaConsumer(
+                configuration: configuration, logger: KafkaTestSupport.logger, onStatistics: { latest = $0 })
+            try consumer.assign([KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning)])
+            let consumed = KafkaTestSupport.consume(consumer, count: 20, timeout: .seconds(10)).prefix(20)
+            try consumer.commit([KafkaTopicPartition(topic: topic, partition: 0, offset: consumed.last!.offset + 1)])
+
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(10)
+            var partition: KafkaStatistics.Partition?
+            while clock.now < deadline {
+                consumer.consumeBatch(maxRecords: 1, timeout: .milliseconds(50)) { _ in }
+                partition = latest?.partitions.first { $0.topic == topic && $0.partition == 0 }
+                if partition?.consumerLag == 30 { break }
+            }
+            #expect(latest?.clientName?.isEmpty == false)
+            #expect(partition?.highWatermark == 50)
+            #expect(partition?.consumerLag == 30)
+            #expect(partition?.committedOffset == 20)
+            #expect((partition?.applicationOffset ?? 0) >= 20)
+        }
     }
-}
 }

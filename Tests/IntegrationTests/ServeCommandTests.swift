@@ -1,7 +1,7 @@
 import FocusGateKafka
 import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 import Testing
 
@@ -23,7 +23,8 @@ extension EmbeddedBrokerTests {
             let adminPort = KafkaTestSupport.freePort()
             let database = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).sqlite"
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("focusgate")
             process.arguments = ["serve", "--log-level", "error"]
             process.environment = ProcessInfo.processInfo.environment.merging([
                 "FOCUSGATE_KAFKA_EMBEDDED_PORT": "\(kafkaPort)",
@@ -45,16 +46,24 @@ extension EmbeddedBrokerTests {
             }
             #expect(ready)
 
-            let body = #"{"userId":"u-1","version":3,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF IN {'work'}"}}}"#
+            let body =
+                #"{"userId":"u-1","version":3,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF IN {'work'}"}}}"#
             #expect(try await self.get("\(admin)/v1/users/u-1/context", method: "PUT", body: body).0 == 200)
             let (status, stored) = try await self.get("\(admin)/v1/users/u-1/context")
             #expect(status == 200 && stored.contains(#""version":3"#))
-            let (_, explained) = try await self.get("\(admin)/v1/explain", method: "POST", body: #"{"event":{"id":"n","userId":"u-1","appId":"chat","filterCriteria":"home"}}"#)
+            let (_, explained) = try await self.get(
+                "\(admin)/v1/explain", method: "POST",
+                body: #"{"event":{"id":"n","userId":"u-1","appId":"chat","filterCriteria":"home"}}"#)
             #expect(explained.contains(#""reason":"predicate-mismatch""#))
 
             // The invalidation reached the broker's topic.
-            let consumer = try KafkaConsumer(configuration: .init(bootstrapServers: "127.0.0.1:\(kafkaPort)", groupID: nil), logger: KafkaTestSupport.logger)
-            try consumer.assign((0..<8).map { KafkaTopicPartition(topic: "focus.invalidations", partition: $0, offset: KafkaOffset.beginning) })
+            let consumer = try KafkaConsumer(
+                configuration: .init(bootstrapServers: "127.0.0.1:\(kafkaPort)", groupID: nil),
+                logger: KafkaTestSupport.logger)
+            try consumer.assign(
+                (0..<8).map {
+                    KafkaTopicPartition(topic: "focus.invalidations", partition: $0, offset: KafkaOffset.beginning)
+                })
             let invalidations = KafkaTestSupport.consume(consumer, count: 1, timeout: .seconds(10))
             #expect(invalidations.first?.keyString == "u-1")
             consumer.close()

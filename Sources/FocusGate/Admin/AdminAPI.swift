@@ -53,10 +53,14 @@ public struct AdminAPI: Sendable {
         router.get("healthz") { _, _ in Self.json(["status": "ok"]) }
         router.get("readyz") { _, _ in
             let readiness = await self.readiness()
-            return Self.json(["ready": readiness.isReady, "checks": readiness.checks], status: readiness.isReady ? .ok : .serviceUnavailable)
+            return Self.json(
+                ["ready": readiness.isReady, "checks": readiness.checks],
+                status: readiness.isReady ? .ok : .serviceUnavailable)
         }
         let ready = self.registry.makeGauge(
-            descriptor: .focusgate("ready", unit: "", "1 when the instance is ready (what /readyz answers), 0 otherwise; evaluated at each scrape.")
+            descriptor: .focusgate(
+                "ready", unit: "",
+                "1 when the instance is ready (what /readyz answers), 0 otherwise; evaluated at each scrape.")
         )
         router.get("metrics") { _, _ in
             ready.set(to: await self.readiness().isReady ? 1.0 : 0.0)
@@ -108,18 +112,29 @@ public struct AdminAPI: Sendable {
             // A retry of a write whose invalidation failed: same version, same document → publish again.
             let existing = try await self.storeCall({ try await self.store.context(for: userID) })
             guard current == document.version, existing == document else {
-                throw AdminError(.conflict, "stale-version", "the stored context has version \(current); a write needs a higher version", details: ["currentVersion": current])
+                throw AdminError(
+                    .conflict, "stale-version",
+                    "the stored context has version \(current); a write needs a higher version",
+                    details: ["currentVersion": current])
             }
         }
         do {
             try await self.publisher.publish(userID: userID, value: ContextInvalidation.inlineValue(for: document))
         } catch {
-            self.logger.error("invalidation not published", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
-            throw AdminError(.serviceUnavailable, "invalidation-failed", "the context is stored but its invalidation was not published; repeat the same PUT")
+            self.logger.error(
+                "invalidation not published", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
+            throw AdminError(
+                .serviceUnavailable, "invalidation-failed",
+                "the context is stored but its invalidation was not published; repeat the same PUT")
         }
         return Self.json([
             "context": (try? JSONSerialization.jsonObject(with: document.encoded())) ?? [:],
-            "warnings": document.predicateWarnings.map { ["field": $0.field, "code": $0.warning.code, "position": $0.warning.position, "message": $0.warning.message] },
+            "warnings": document.predicateWarnings.map {
+                [
+                    "field": $0.field, "code": $0.warning.code, "position": $0.warning.position,
+                    "message": $0.warning.message,
+                ]
+            },
         ])
     }
 
@@ -131,7 +146,9 @@ public struct AdminAPI: Sendable {
         do {
             try await self.publisher.publish(userID: userID, value: nil)
         } catch {
-            throw AdminError(.serviceUnavailable, "invalidation-failed", "the context is deleted but its invalidation was not published")
+            throw AdminError(
+                .serviceUnavailable, "invalidation-failed",
+                "the context is deleted but its invalidation was not published")
         }
         return Response(status: .noContent)
     }
@@ -141,19 +158,24 @@ public struct AdminAPI: Sendable {
     private func getBadges(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
         guard let reader = self.badges else {
-            throw AdminError(.serviceUnavailable, "badges-unavailable", "badges are kept by the notification pipeline, which this instance does not run")
+            throw AdminError(
+                .serviceUnavailable, "badges-unavailable",
+                "badges are kept by the notification pipeline, which this instance does not run")
         }
         let badges = await reader.badges(userID: userID)
         return Self.json([
             "userId": userID,
-            "badges": badges.map { ["appId": $0.appID, "badge": $0.badge, "unread": $0.unread, "sequence": $0.sequence] },
+            "badges": badges.map {
+                ["appId": $0.appID, "badge": $0.badge, "unread": $0.unread, "sequence": $0.sequence]
+            },
         ])
     }
 
     private func explain(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let body = try await self.body(request)
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
-            throw AdminError(.badRequest, "invalid-json", "the body must be a JSON object {\"event\": {…}, \"context\": {…}}")
+            throw AdminError(
+                .badRequest, "invalid-json", "the body must be a JSON object {\"event\": {…}, \"context\": {…}}")
         }
         guard let eventObject = object["event"], JSONSerialization.isValidJSONObject(eventObject),
             let eventData = try? JSONSerialization.data(withJSONObject: eventObject)
@@ -164,11 +186,14 @@ public struct AdminAPI: Sendable {
         do {
             event = try EventDecoder().decode(Array(eventData))
         } catch {
-            throw AdminError(.badRequest, error.code.rawValue, error.detail, details: error.field.map { ["field": $0] } ?? [:])
+            throw AdminError(
+                .badRequest, error.code.rawValue, error.detail, details: error.field.map { ["field": $0] } ?? [:])
         }
         var focusContext: FocusContext?
         if let contextObject = object["context"], !(contextObject is NSNull) {
-            guard JSONSerialization.isValidJSONObject(contextObject), let data = try? JSONSerialization.data(withJSONObject: contextObject) else {
+            guard JSONSerialization.isValidJSONObject(contextObject),
+                let data = try? JSONSerialization.data(withJSONObject: contextObject)
+            else {
                 throw AdminError(.badRequest, "wrong-type", "context must be an object")
             }
             do {
@@ -184,7 +209,8 @@ public struct AdminAPI: Sendable {
         }
         let explanation: DecisionExplanation
         do {
-            explanation = try DecisionExplanation(event: event, context: focusContext, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            explanation = try DecisionExplanation(
+                event: event, context: focusContext, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
         } catch {
             throw Self.contextError(error)
         }
@@ -205,7 +231,8 @@ public struct AdminAPI: Sendable {
         do {
             return try await call()
         } catch let error as ContextStoreError {
-            throw AdminError(.serviceUnavailable, "store-unavailable", "the context store cannot be reached (\(error.code))")
+            throw AdminError(
+                .serviceUnavailable, "store-unavailable", "the context store cannot be reached (\(error.code))")
         }
     }
 
@@ -225,6 +252,8 @@ public struct AdminAPI: Sendable {
     }
 
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

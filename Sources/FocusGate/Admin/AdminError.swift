@@ -10,7 +10,8 @@ public struct AdminError: Error, Sendable, HTTPResponseError {
     /// Extra members of the body (e.g. the predicate error's position).
     public var details: [String: any Sendable]
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: [String: any Sendable] = [:]) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: [String: any Sendable] = [:])
+    {
         self.status = status
         self.code = code
         self.message = message
@@ -21,14 +22,18 @@ public struct AdminError: Error, Sendable, HTTPResponseError {
         var object: [String: Any] = ["error": self.code, "message": self.message]
         for (key, value) in self.details { object[key] = value }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Response(status: self.status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(
+            status: self.status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
 
 /// Turns every error leaving a handler into a JSON error body, so that clients always get
 /// `{"error", "message"}` (Hummingbird's own errors included: unknown route, body too large).
 struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as AdminError {
@@ -51,16 +56,20 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: [UInt8]
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let header = request.headers[.authorization] ?? ""
         let prefix = "Bearer "
         guard header.hasPrefix(prefix) else {
-            throw AdminError(.unauthorized, "unauthorized", "this endpoint requires Authorization: Bearer <admin.token>")
+            throw AdminError(
+                .unauthorized, "unauthorized", "this endpoint requires Authorization: Bearer <admin.token>")
         }
         let given = Array(header.utf8.dropFirst(prefix.utf8.count))
         var difference = given.count ^ self.token.count
         for index in 0..<max(given.count, self.token.count) {
-            difference |= Int((index < given.count ? given[index] : 0) ^ (index < self.token.count ? self.token[index] : 0))
+            difference |= Int(
+                (index < given.count ? given[index] : 0) ^ (index < self.token.count ? self.token[index] : 0))
         }
         guard difference == 0 else {
             throw AdminError(.unauthorized, "unauthorized", "the bearer token is not valid")

@@ -32,7 +32,9 @@ extension ContextCache {
             self.capacity = capacity
         }
 
-        mutating func insert(userID: String, context: CompiledFocusContext?, version: Int64, metrics: ContextCacheMetrics) {
+        mutating func insert(
+            userID: String, context: CompiledFocusContext?, version: Int64, metrics: ContextCacheMetrics
+        ) {
             if let existing = self.index[userID] {
                 guard version >= self.slots[existing].version else { return }
                 self.slots[existing].context = context
@@ -42,7 +44,9 @@ extension ContextCache {
                 self.slots[existing].referenced = true
                 return
             }
-            let slot = Slot(userID: userID, context: context, version: version, announced: version, mustReload: false, referenced: false)
+            let slot = Slot(
+                userID: userID, context: context, version: version, announced: version, mustReload: false,
+                referenced: false)
             if self.slots.count < self.capacity {
                 self.index[userID] = self.slots.count
                 self.slots.append(slot)

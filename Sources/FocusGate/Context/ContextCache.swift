@@ -36,7 +36,9 @@ public final class ContextCache: Sendable {
     private let logger: Logger
 
     /// Creates an empty cache over `store`.
-    public init(store: any ContextStore, configuration: Configuration = .init(), metrics: ContextCacheMetrics, logger: Logger) {
+    public init(
+        store: any ContextStore, configuration: Configuration = .init(), metrics: ContextCacheMetrics, logger: Logger
+    ) {
         precondition(configuration.maxEntries > 0, "cache.maxEntries must be positive")
         self.store = store
         self.configuration = configuration
@@ -99,7 +101,9 @@ public final class ContextCache: Sendable {
 
     /// Applies a load's answer for one missed user under the lock: the lookup to decide with.
     private func settle(_ userID: String, loaded: [String: FocusContext]?, state: inout State) -> ContextLookup {
-        let announced = max(state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1)
+        let announced = max(
+            state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1
+        )
         guard let loaded else { return .unavailable }
         let context = loaded[userID]
         if announced >= 0 && (context?.version ?? -1) < announced {
@@ -110,11 +114,13 @@ public final class ContextCache: Sendable {
         }
         state.pendingAnnouncements[userID] = nil
         do {
-            let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context) }
+            let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context)
+            }
             state.insert(userID: userID, context: compiled, version: context?.version ?? -1, metrics: self.metrics)
             return .available(compiled)
         } catch {
-            self.logger.error("stored context does not compile", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
+            self.logger.error(
+                "stored context does not compile", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])
             return .unavailable
         }
     }
@@ -173,7 +179,9 @@ public final class ContextCache: Sendable {
                     state.loading[context.userID] = max(announced, context.version)
                 }
                 guard let slot = state.index[context.userID] else { return (.notCached, nil) }
-                guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else { return (.stale, nil) }
+                guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else {
+                    return (.stale, nil)
+                }
                 guard let compiled = try? state.compiler.compile(context) else { return (.invalid, nil) }
                 state.slots[slot].context = compiled
                 state.slots[slot].version = context.version

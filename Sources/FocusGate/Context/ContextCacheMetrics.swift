@@ -12,17 +12,31 @@ public struct ContextCacheMetrics: Sendable {
 
     /// Registers the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry) {
-        self.hits = registry.makeCounter(descriptor: .focusgate("context_cache_hits", unit: "total", "Context lookups answered from memory."))
-        self.misses = registry.makeCounter(descriptor: .focusgate("context_cache_misses", unit: "total", "Context lookups that went to the store."))
-        self.evictions = registry.makeCounter(descriptor: .focusgate("context_cache_evictions", unit: "total", "Contexts evicted to stay within cache.maxEntries."))
-        self.entries = registry.makeGauge(descriptor: .focusgate("context_cache_entries", unit: "", "Contexts (and no-context entries) held in memory."))
+        self.hits = registry.makeCounter(
+            descriptor: .focusgate("context_cache_hits", unit: "total", "Context lookups answered from memory."))
+        self.misses = registry.makeCounter(
+            descriptor: .focusgate("context_cache_misses", unit: "total", "Context lookups that went to the store."))
+        self.evictions = registry.makeCounter(
+            descriptor: .focusgate(
+                "context_cache_evictions", unit: "total", "Contexts evicted to stay within cache.maxEntries."))
+        self.entries = registry.makeGauge(
+            descriptor: .focusgate(
+                "context_cache_entries", unit: "", "Contexts (and no-context entries) held in memory."))
         self.loadSeconds = registry.makeDurationHistogram(
-            descriptor: .focusgate("context_load", unit: "seconds", "Time to load one batch of contexts from the store."),
-            buckets: [.milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2)]
+            descriptor: .focusgate(
+                "context_load", unit: "seconds", "Time to load one batch of contexts from the store."),
+            buckets: [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2),
+            ]
         )
-        self.loadFailures = registry.makeCounter(descriptor: .focusgate("context_load_failures", unit: "total", "Store loads that failed or timed out (decisions became context-unavailable)."))
+        self.loadFailures = registry.makeCounter(
+            descriptor: .focusgate(
+                "context_load_failures", unit: "total",
+                "Store loads that failed or timed out (decisions became context-unavailable)."))
         var invalidations: [ContextCache.InvalidationOutcome: Counter] = [:]
-        for outcome in [ContextCache.InvalidationOutcome.applied, .dropped, .stale, .notCached, .unavailable, .invalid] {
+        for outcome in [ContextCache.InvalidationOutcome.applied, .dropped, .stale, .notCached, .unavailable, .invalid]
+        {
             invalidations[outcome] = registry.makeCounter(
                 descriptor: .focusgate("invalidations", unit: "total", "Invalidation messages by what they did."),
                 labels: [("kind", outcome.rawValue)]

@@ -16,7 +16,9 @@ extension ContextInvalidation {
     public static func parse(key: [UInt8]?, value: [UInt8]?) throws(ParseError) -> ContextInvalidation {
         let keyText = key.map { String(decoding: $0, as: UTF8.self) }
         guard let value, !value.isEmpty else {
-            guard let keyText, !keyText.isEmpty else { throw ParseError(reason: "a tombstone needs the user id as key") }
+            guard let keyText, !keyText.isEmpty else {
+                throw ParseError(reason: "a tombstone needs the user id as key")
+            }
             return .drop(userID: keyText)
         }
         struct Envelope: Decodable {
@@ -47,7 +49,8 @@ extension ContextInvalidation {
     public static func inlineValue(for context: FocusContext) -> [UInt8] {
         let document = context.encoded()
         var value = Array(#"{"userId":"#.utf8)
-        value += Array((try? JSONSerialization.data(withJSONObject: context.userID, options: [.fragmentsAllowed])) ?? Data())
+        value += Array(
+            (try? JSONSerialization.data(withJSONObject: context.userID, options: [.fragmentsAllowed])) ?? Data())
         value += Array(#","version":\#(context.version),"context":"#.utf8)
         value += Array(document)
         value.append(UInt8(ascii: "}"))

@@ -83,13 +83,16 @@ public final class InvalidationListener: Service, Sendable {
         // Start at each partition's current end, looked up now: everything produced later is seen.
         var start: [KafkaTopicPartition] = []
         for partition in 0..<Int32(partitions) {
-            let high = (try? consumer.watermarks(topic: self.topic, partition: partition, timeout: .seconds(5)).high) ?? KafkaOffset.end
+            let high =
+                (try? consumer.watermarks(topic: self.topic, partition: partition, timeout: .seconds(5)).high)
+                ?? KafkaOffset.end
             start.append(KafkaTopicPartition(topic: self.topic, partition: partition, offset: high))
         }
         try consumer.assign(start)
         self.positioned.store(true, ordering: .relaxed)
         self.consuming.store(true, ordering: .relaxed)
-        self.logger.info("reading invalidations", metadata: ["kafka.topic": "\(self.topic)", "kafka.partitions": "\(partitions)"])
+        self.logger.info(
+            "reading invalidations", metadata: ["kafka.topic": "\(self.topic)", "kafka.partitions": "\(partitions)"])
         while !self.stopRequested.load(ordering: .relaxed) {
             let messages = consumer.consumeBatch(maxRecords: 500, timeout: .milliseconds(100)) { batch in
                 batch.map { (key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) }) }

@@ -43,7 +43,8 @@ public final class Gateway: Service, Sendable {
 
     /// Whether every worker has joined the group (part of readiness).
     public var isConsuming: Bool {
-        self.readyWorkers.load(ordering: .relaxed) == self.configuration.workers && !self.stopRequested.load(ordering: .relaxed)
+        self.readyWorkers.load(ordering: .relaxed) == self.configuration.workers
+            && !self.stopRequested.load(ordering: .relaxed)
     }
 
     /// Records consumed by all workers since start (added once per batch).
@@ -65,7 +66,8 @@ public final class Gateway: Service, Sendable {
         self.logger.info(
             "gateway starting",
             metadata: [
-                "focusgate.workers": "\(self.configuration.workers)", "focusgate.delivery": "\(self.configuration.deliveryMode)",
+                "focusgate.workers": "\(self.configuration.workers)",
+                "focusgate.delivery": "\(self.configuration.deliveryMode)",
                 "kafka.group": "\(self.configuration.groupID)",
             ]
         )
@@ -94,7 +96,9 @@ public final class Gateway: Service, Sendable {
             try worker.run(instanceTag: self.instanceTag)
         } catch {
             self.stopRequested.store(true, ordering: .relaxed)
-            self.logger.critical("worker stopped by a fatal Kafka error; shutting down", metadata: ["kafka.error": "\(error)", "focusgate.worker": "\(index)"])
+            self.logger.critical(
+                "worker stopped by a fatal Kafka error; shutting down",
+                metadata: ["kafka.error": "\(error)", "focusgate.worker": "\(index)"])
             throw error
         }
     }

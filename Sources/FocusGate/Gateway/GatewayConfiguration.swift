@@ -85,7 +85,8 @@ public struct GatewayConfiguration: Sendable {
         configuration.properties = self.kafkaProperties
         configuration.isIdempotent = true
         if self.deliveryMode == .exactlyOnce {
-            configuration.transactionalID = "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"
+            configuration.transactionalID =
+                "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"
         }
         return configuration
     }

@@ -24,11 +24,13 @@ public struct GatewayMetrics: Sendable {
     /// Registers the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
-        self.consumed = registry.makeCounter(descriptor: .focusgate("events_consumed", unit: "total", "Records consumed from the notifications topic."))
+        self.consumed = registry.makeCounter(
+            descriptor: .focusgate("events_consumed", unit: "total", "Records consumed from the notifications topic."))
         self.decisions = Decision.Outcome.allCases.map { outcome in
             Decision.Reason.all.map { reason in
                 registry.makeCounter(
-                    descriptor: .focusgate("decisions", unit: "total", "Notifications decided, by decision and reason."),
+                    descriptor: .focusgate(
+                        "decisions", unit: "total", "Notifications decided, by decision and reason."),
                     labels: [("decision", outcome.rawValue), ("reason", reason.rawValue)]
                 )
             }
@@ -41,20 +43,31 @@ public struct GatewayMetrics: Sendable {
             )
         }
         self.deadLetters = deadLetters
-        self.duplicates = registry.makeCounter(descriptor: .focusgate("duplicates", unit: "total", "Duplicate notifications dropped (same user and id within the dedupe window)."))
-        self.badgeUpdates = registry.makeCounter(descriptor: .focusgate("badge_updates", unit: "total", "Badge updates published."))
-        let transactions = MetricNameDescriptor.focusgate("transactions", unit: "total", "Commits of outputs, state and offsets, by result.")
+        self.duplicates = registry.makeCounter(
+            descriptor: .focusgate(
+                "duplicates", unit: "total",
+                "Duplicate notifications dropped (same user and id within the dedupe window)."))
+        self.badgeUpdates = registry.makeCounter(
+            descriptor: .focusgate("badge_updates", unit: "total", "Badge updates published."))
+        let transactions = MetricNameDescriptor.focusgate(
+            "transactions", unit: "total", "Commits of outputs, state and offsets, by result.")
         self.committed = registry.makeCounter(descriptor: transactions, labels: [("result", "committed")])
         self.aborted = registry.makeCounter(descriptor: transactions, labels: [("result", "aborted")])
-        self.stateRecords = registry.makeCounter(descriptor: .focusgate("state_records", unit: "total", "Records written to the state changelog (one per changed user per commit)."))
-        self.rebalances = registry.makeCounter(descriptor: .focusgate("rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))
+        self.stateRecords = registry.makeCounter(
+            descriptor: .focusgate(
+                "state_records", unit: "total",
+                "Records written to the state changelog (one per changed user per commit)."))
+        self.rebalances = registry.makeCounter(
+            descriptor: .focusgate(
+                "rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))
         self.decisionLatency = registry.makeDurationHistogram(
             descriptor: .focusgate(
                 "decision_latency", unit: "seconds",
                 "Input record timestamp to output produced; sampled, up to \(Self.latencySamplesPerBatch) records per batch."
             ),
             buckets: [
-                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20), .milliseconds(50),
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
+                .milliseconds(50),
                 .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30),
             ]
         )
@@ -67,7 +80,9 @@ public struct GatewayMetrics: Sendable {
     /// The gauge of one input partition's consumer lag.
     func consumerLag(topic: String, partition: Int32) -> Gauge {
         self.registry.makeGauge(
-            descriptor: .focusgate("consumer_lag", unit: "", "Records behind the partition's high watermark, from librdkafka's statistics."),
+            descriptor: .focusgate(
+                "consumer_lag", unit: "", "Records behind the partition's high watermark, from librdkafka's statistics."
+            ),
             labels: [("topic", topic), ("partition", String(partition))]
         )
     }
@@ -76,7 +91,8 @@ public struct GatewayMetrics: Sendable {
 /// What one batch counted, added to ``GatewayMetrics`` once.
 struct BatchCounts {
     var consumed = 0
-    var decisions = [[Int]](repeating: [Int](repeating: 0, count: Decision.Reason.all.count), count: Decision.Outcome.allCases.count)
+    var decisions = [[Int]](
+        repeating: [Int](repeating: 0, count: Decision.Reason.all.count), count: Decision.Outcome.allCases.count)
     var deadLetters: [EventDecodingError.Code: Int] = [:]
     var duplicates = 0
     var badgeUpdates = 0

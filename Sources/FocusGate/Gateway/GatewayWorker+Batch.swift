@@ -39,7 +39,9 @@ extension GatewayWorker {
         // Pass 2: decide, update state, produce.
         var counts = BatchCounts()
         for (position, record) in batch.enumerated() {
-            let source = { KafkaHeader(name: "focusgate-source", value: "\(sourcePrefix)\(record.partition)/\(record.offset)") }
+            let source = {
+                KafkaHeader(name: "focusgate-source", value: "\(sourcePrefix)\(record.partition)/\(record.offset)")
+            }
             switch self.decoded[position] {
             case .skipped:
                 continue
@@ -60,7 +62,8 @@ extension GatewayWorker {
                 var update: BadgeUpdate?
                 if event.kind == .notification {
                     let decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: now)
-                    switch self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now) {
+                    switch self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)
+                    {
                     case .duplicate:
                         counts.duplicates += 1
                     case .applied(let changed):
@@ -70,11 +73,15 @@ extension GatewayWorker {
                         try self.producer.produce(
                             topic: outcome == 0 ? self.delivered : self.silenced,
                             key: record.key, value: record.value,
-                            headers: Self.headers(self.decisionHeaders[outcome][reason], for: decision, source: source(), decidedAt: decidedAt)
+                            headers: Self.headers(
+                                self.decisionHeaders[outcome][reason], for: decision, source: source(),
+                                decidedAt: decidedAt)
                         )
                         counts.count(outcome: outcome, reason: reason)
                     }
-                } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now) {
+                } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(
+                    event, context: context, nowMilliseconds: now)
+                {
                     update = changed
                 }
                 if let update {
@@ -106,7 +113,9 @@ extension GatewayWorker {
         return true
     }
 
-    static func headers(_ decisionHeaders: [KafkaHeader], for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader) -> [KafkaHeader] {
+    static func headers(
+        _ decisionHeaders: [KafkaHeader], for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader
+    ) -> [KafkaHeader] {
         var headers = decisionHeaders
         headers.reserveCapacity(6)
         if let focus = decision.focus {

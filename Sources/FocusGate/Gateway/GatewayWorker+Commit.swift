@@ -13,8 +13,10 @@ extension GatewayWorker {
         let owned = self.partitions.keys.sorted()
         let changed = owned.filter { !self.partitions[$0]!.state.changedUsers.isEmpty }
         let offsets = owned.compactMap { partition -> KafkaTopicPartition? in
-            guard let progress = self.partitions[partition], progress.hasUncommittedOffsets, let next = progress.next else { return nil }
-            return KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: next)
+            guard let progress = self.partitions[partition], progress.hasUncommittedOffsets, let next = progress.next
+            else { return nil }
+            return KafkaTopicPartition(
+                topic: self.configuration.topics.notifications, partition: partition, offset: next)
         }
         guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
 
@@ -24,7 +26,8 @@ extension GatewayWorker {
             let state = self.partitions[partition]!.state
             for userID in state.changedUsers {
                 try self.producer.produce(
-                    topic: self.stateTopic, partition: partition, key: Array(userID.utf8), value: state.serializedState(userID: userID)
+                    topic: self.stateTopic, partition: partition, key: Array(userID.utf8),
+                    value: state.serializedState(userID: userID)
                 )
                 published.append((userID, state.badges(userID: userID)))
             }
@@ -33,10 +36,13 @@ extension GatewayWorker {
             if !offsets.isEmpty {
                 let group = try self.consumer.groupMetadata()
                 try self.retrying { () throws(KafkaError) in
-                    try self.producer.sendOffsetsToTransaction(offsets, groupMetadata: group, timeout: self.configuration.operationTimeout)
+                    try self.producer.sendOffsetsToTransaction(
+                        offsets, groupMetadata: group, timeout: self.configuration.operationTimeout)
                 }
             }
-            try self.retrying { () throws(KafkaError) in try self.producer.commitTransaction(timeout: self.configuration.operationTimeout) }
+            try self.retrying { () throws(KafkaError) in
+                try self.producer.commitTransaction(timeout: self.configuration.operationTimeout)
+            }
             self.transactionOpen = false
         } else {
             try self.producer.flush(timeout: self.configuration.operationTimeout)
@@ -59,7 +65,8 @@ extension GatewayWorker {
             do {
                 try self.consumer.commit(offsets)
             } catch {
-                self.logger.warning("group offset commit after the transaction failed", metadata: ["kafka.error": "\(error)"])
+                self.logger.warning(
+                    "group offset commit after the transaction failed", metadata: ["kafka.error": "\(error)"])
             }
         }
     }
@@ -74,7 +81,9 @@ extension GatewayWorker {
         self.metrics.aborted.increment()
         if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
             do {
-                try self.retrying { () throws(KafkaError) in try self.producer.abortTransaction(timeout: self.configuration.operationTimeout) }
+                try self.retrying { () throws(KafkaError) in
+                    try self.producer.abortTransaction(timeout: self.configuration.operationTimeout)
+                }
             } catch {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
@@ -92,11 +101,14 @@ extension GatewayWorker {
             // Every partition the consumer handed records of since the commit goes back, processed
             // or not: the records left in an interrupted batch are gone from the consumer's queue.
             guard let seen = progress.seen, seen != progress.committed else { continue }
-            seeks.append(KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
+            seeks.append(
+                KafkaTopicPartition(
+                    topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
             self.partitions[partition]!.staleFrom = seen
         }
         if !seeks.isEmpty {
-            self.logger.info("rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
+            self.logger.info(
+                "rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
             try self.consumer.seek(seeks)
         }
     }
@@ -107,7 +119,7 @@ extension GatewayWorker {
         while true {
             do {
                 return try call()
-            } catch where error.isRetriable && !error.requiresTransactionAbort && !error.isFatal && attempts < 5 {
+            } catch  where error.isRetriable && !error.requiresTransactionAbort && !error.isFatal && attempts < 5 {
                 attempts += 1
                 self.logger.info("retrying", metadata: ["kafka.error": "\(error)", "focusgate.attempt": "\(attempts)"])
             }

@@ -13,7 +13,8 @@ extension GatewayWorker {
             case .assigned(let assigned):
                 try self.assign(assigned.filter { $0.topic == self.configuration.topics.notifications })
             case .revoked(let revoked, let lost):
-                try self.revoke(revoked.filter { $0.topic == self.configuration.topics.notifications }.map(\.partition), lost: lost)
+                try self.revoke(
+                    revoked.filter { $0.topic == self.configuration.topics.notifications }.map(\.partition), lost: lost)
             }
         } catch {
             self.hookFailure = KafkaError(code: error.code, message: "rebalance: \(error.message)", isFatal: true)
@@ -28,10 +29,13 @@ extension GatewayWorker {
         let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
         var restoredRecords = 0
         for partition in committed {
-            var state = PartitionState(maxUnreadPerApp: self.configuration.maxUnreadPerApp, dedupeWindow: self.configuration.dedupeWindowPerUser)
+            var state = PartitionState(
+                maxUnreadPerApp: self.configuration.maxUnreadPerApp,
+                dedupeWindow: self.configuration.dedupeWindowPerUser)
             restoredRecords += try self.restorer.restore(partition: partition.partition, into: &state)
             self.directory.publish(state.userIDs.map { ($0, state.badges(userID: $0)) })
-            self.partitions[partition.partition] = Partition(state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
+            self.partitions[partition.partition] = Partition(
+                state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
             self.progress.assigned.add(1, ordering: .relaxed)
         }
         self.logger.info(
@@ -51,7 +55,7 @@ extension GatewayWorker {
         if !lost {
             do {
                 try self.commit()
-            } catch where !error.isFatal {
+            } catch  where !error.isFatal {
                 try self.abortAndRewind(after: error)
             }
         }
@@ -100,7 +104,9 @@ extension GatewayWorker {
     /// Schedules a badge recompute for the moment `context` expires, once per user and expiry.
     func watchExpiry(of context: CompiledFocusContext, userID: String, nowMilliseconds: Int64) {
         // The Focus is on while now <= expiresAt, off from the next millisecond.
-        guard context.focus != nil, context.expiresAtMilliseconds != .max, context.expiresAtMilliseconds >= nowMilliseconds else { return }
+        guard context.focus != nil, context.expiresAtMilliseconds != .max,
+            context.expiresAtMilliseconds >= nowMilliseconds
+        else { return }
         let offAt = context.expiresAtMilliseconds + 1
         guard self.watchedExpiry[userID] != offAt else { return }
         self.watchedExpiry[userID] = offAt
@@ -110,7 +116,9 @@ extension GatewayWorker {
     private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) throws(KafkaError) {
         guard let owner = self.partitions.first(where: { $0.value.state.contains(userID: userID) })?.key else { return }
         try self.beginTransactionIfNeeded()
-        for update in self.partitions[owner]!.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds) {
+        for update in self.partitions[owner]!.state.recompute(
+            userID: userID, context: context, nowMilliseconds: nowMilliseconds)
+        {
             try self.publish(update)
             self.metrics.badgeUpdates.increment()
         }

@@ -65,7 +65,10 @@ final class GatewayWorker {
     /// ``Decision/Reason/all``.
     let decisionHeaders: [[[KafkaHeader]]] = Decision.Outcome.allCases.map { outcome in
         Decision.Reason.all.map { reason in
-            [KafkaHeader(name: "focusgate-decision", value: outcome.rawValue), KafkaHeader(name: "focusgate-reason", value: reason.rawValue)]
+            [
+                KafkaHeader(name: "focusgate-decision", value: outcome.rawValue),
+                KafkaHeader(name: "focusgate-reason", value: reason.rawValue),
+            ]
         }
     }
     var decoded: [Decoded] = []
@@ -121,7 +124,8 @@ final class GatewayWorker {
             let wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
             do {
                 let polled = ContinuousClock.now
-                try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) { (batch) throws(KafkaError) in
+                try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {
+                    (batch) throws(KafkaError) in
                     let started = ContinuousClock.now
                     self.timing.waiting += started - polled
                     try self.process(batch)
@@ -137,14 +141,14 @@ final class GatewayWorker {
                     self.timing.committing += ContinuousClock.now - started
                     nextCommit = ContinuousClock.now + self.configuration.commitInterval
                 }
-            } catch where !error.isFatal {
+            } catch  where !error.isFatal {
                 try self.abortAndRewind(after: error)
             }
         }
         self.logger.info("stopping: committing and leaving the group")
         do {
             try self.commit()
-        } catch where !error.isFatal {
+        } catch  where !error.isFatal {
             try self.abortAndRewind(after: error)
         }
         self.consumer.close()  // the revoke hook finds nothing left to commit
@@ -200,7 +204,9 @@ final class GatewayWorker {
     private func recordLag(_ statistics: KafkaStatistics) {
         for partition in statistics.partitions where partition.topic == self.configuration.topics.notifications {
             guard self.partitions[partition.partition] != nil, let lag = partition.consumerLag else { continue }
-            let gauge = self.lagGauges[partition.partition] ?? self.metrics.consumerLag(topic: partition.topic, partition: partition.partition)
+            let gauge =
+                self.lagGauges[partition.partition]
+                ?? self.metrics.consumerLag(topic: partition.topic, partition: partition.partition)
             self.lagGauges[partition.partition] = gauge
             gauge.set(Double(lag))
         }

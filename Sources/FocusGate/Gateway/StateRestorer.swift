@@ -17,7 +17,8 @@ final class StateRestorer {
     private let logger: Logger
 
     init(configuration: GatewayConfiguration, logger: Logger) throws(KafkaError) {
-        var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: configuration.bootstrapServers, groupID: nil)
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: configuration.bootstrapServers, groupID: nil)
         consumerConfiguration.properties = configuration.kafkaProperties
         consumerConfiguration.isolationLevel = .readCommitted
         consumerConfiguration.prefetch = .librdkafkaDefault
@@ -62,20 +63,27 @@ final class StateRestorer {
                 }
                 return batch.count
             }
-            if count == 0, let position = try? self.consumer.position([KafkaTopicPartition(topic: self.topic, partition: partition)]).first?.offset,
+            if count == 0,
+                let position = try? self.consumer.position([
+                    KafkaTopicPartition(topic: self.topic, partition: partition)
+                ]).first?.offset,
                 position >= high
             {
                 break  // only control records (transaction markers) were left
             }
             if ContinuousClock.now > deadline {
-                throw KafkaError(code: .timedOut, message: "restoring \(self.topic)/\(partition): reached offset \(next) of \(high)")
+                throw KafkaError(
+                    code: .timedOut, message: "restoring \(self.topic)/\(partition): reached offset \(next) of \(high)")
             }
         }
         records = high - low > 0 ? Int(next - low) : 0
         if unreadable > 0 {
             self.logger.error(
                 "state records this version cannot read were dropped",
-                metadata: ["kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)", "focusgate.records": "\(unreadable)"]
+                metadata: [
+                    "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
+                    "focusgate.records": "\(unreadable)",
+                ]
             )
         }
         return records

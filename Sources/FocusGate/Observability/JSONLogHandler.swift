@@ -48,7 +48,10 @@ public struct JSONLogHandler: LogHandler {
         for (key, value) in merged where object[key] == nil {
             object[key] = Self.json(value)
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        else { return }
         self.sink(String(decoding: data, as: UTF8.self))
     }
 

@@ -51,7 +51,9 @@ public struct FocusGateServer: Sendable {
         let registry = PrometheusCollectorRegistry()
         var cacheConfiguration = ContextCache.Configuration()
         cacheConfiguration.maxEntries = self.configuration.cacheMaxEntries
-        let cache = ContextCache(store: store, configuration: cacheConfiguration, metrics: ContextCacheMetrics(registry: registry), logger: self.logger)
+        let cache = ContextCache(
+            store: store, configuration: cacheConfiguration, metrics: ContextCacheMetrics(registry: registry),
+            logger: self.logger)
 
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
         consumerConfiguration.properties = self.configuration.kafkaProperties
@@ -60,7 +62,8 @@ public struct FocusGateServer: Sendable {
             cache: cache, metrics: GatewayMetrics(registry: registry), logger: self.logger
         )
         let listener = InvalidationListener(
-            configuration: consumerConfiguration, topic: self.configuration.topics.invalidations, cache: cache, logger: self.logger
+            configuration: consumerConfiguration, topic: self.configuration.topics.invalidations, cache: cache,
+            logger: self.logger
         ) { userID, context in
             gateway.contextChanged(userID: userID, context: context)
         }
@@ -79,13 +82,17 @@ public struct FocusGateServer: Sendable {
             logger: self.logger,
             readiness: {
                 let storeReachable = (try? await store.ping()) != nil
-                return Readiness(checks: ["pipeline": gateway.isConsuming, "invalidations": listener.isConsuming, "store": storeReachable])
+                return Readiness(checks: [
+                    "pipeline": gateway.isConsuming, "invalidations": listener.isConsuming, "store": storeReachable,
+                ])
             }
         )
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"
         let application = Application(
             router: api.router(),
-            configuration: .init(address: .hostname(self.configuration.adminHost, port: self.configuration.adminPort), serverName: "focusgate"),
+            configuration: .init(
+                address: .hostname(self.configuration.adminHost, port: self.configuration.adminPort),
+                serverName: "focusgate"),
             logger: self.logger
         )
         let group = ServiceGroup(

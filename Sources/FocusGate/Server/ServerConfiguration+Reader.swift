@@ -6,7 +6,8 @@ extension ServerConfiguration {
     /// Every scalar key, in the order `focusgate config` prints them.
     public static let keys = [
         "kafka.bootstrapServers", "kafka.embedded.port", "kafka.embedded.partitions", "kafka.groupId",
-        "topics.notifications", "topics.invalidations", "topics.delivered", "topics.silenced", "topics.badges", "topics.dlq", "topics.state",
+        "topics.notifications", "topics.invalidations", "topics.delivered", "topics.silenced", "topics.badges",
+        "topics.dlq", "topics.state",
         "delivery.mode", "delivery.commitGroupOffsets", "commit.intervalMs", "workers",
         "store.kind", "store.sqlite.path", "store.postgres.url", "cache.maxEntries",
         "admin.host", "admin.port", "admin.token",
@@ -43,20 +44,25 @@ extension ServerConfiguration {
         return try self.parse(values, properties: properties)
     }
 
-    private static func parse(_ values: [String: String], properties: [String: String]) throws(Error) -> ServerConfiguration {
+    private static func parse(_ values: [String: String], properties: [String: String]) throws(Error)
+        -> ServerConfiguration
+    {
         var configuration = ServerConfiguration()
         func integer(_ key: String, _ range: ClosedRange<Int>) throws(Error) -> Int? {
             guard let text = values[key] else { return nil }
             guard let number = Int(text), range.contains(number) else {
-                throw Error(key: key, message: "must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+                throw Error(
+                    key: key, message: "must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
             }
             return number
         }
         func string(_ key: String, _ current: String) -> String { values[key] ?? current }
 
         configuration.bootstrapServers = string("kafka.bootstrapServers", configuration.bootstrapServers)
-        configuration.embeddedPort = try integer("kafka.embedded.port", 1...65535).map(UInt16.init) ?? configuration.embeddedPort
-        configuration.embeddedPartitions = try integer("kafka.embedded.partitions", 1...1000) ?? configuration.embeddedPartitions
+        configuration.embeddedPort =
+            try integer("kafka.embedded.port", 1...65535).map(UInt16.init) ?? configuration.embeddedPort
+        configuration.embeddedPartitions =
+            try integer("kafka.embedded.partitions", 1...1000) ?? configuration.embeddedPartitions
         configuration.groupID = string("kafka.groupId", configuration.groupID)
         guard !configuration.groupID.isEmpty else { throw Error(key: "kafka.groupId", message: "must not be empty") }
         configuration.kafkaProperties = properties
@@ -67,10 +73,13 @@ extension ServerConfiguration {
         configuration.topics.badges = string("topics.badges", configuration.topics.badges)
         configuration.topics.deadLetters = string("topics.dlq", configuration.topics.deadLetters)
         configuration.topics.state = string("topics.state", configuration.topics.state)
-        for (key, name) in [("topics.notifications", configuration.topics.notifications), ("topics.invalidations", configuration.topics.invalidations),
-                            ("topics.delivered", configuration.topics.delivered), ("topics.silenced", configuration.topics.silenced),
-                            ("topics.badges", configuration.topics.badges), ("topics.dlq", configuration.topics.deadLetters),
-                            ("topics.state", configuration.topics.state)] where name.isEmpty {
+        for (key, name) in [
+            ("topics.notifications", configuration.topics.notifications),
+            ("topics.invalidations", configuration.topics.invalidations),
+            ("topics.delivered", configuration.topics.delivered), ("topics.silenced", configuration.topics.silenced),
+            ("topics.badges", configuration.topics.badges), ("topics.dlq", configuration.topics.deadLetters),
+            ("topics.state", configuration.topics.state),
+        ] where name.isEmpty {
             throw Error(key: key, message: "must not be empty")
         }
         if let mode = values["delivery.mode"] {
@@ -85,7 +94,8 @@ extension ServerConfiguration {
             }
             configuration.commitGroupOffsets = flag
         }
-        configuration.commitIntervalMilliseconds = try integer("commit.intervalMs", 10...60_000) ?? configuration.commitIntervalMilliseconds
+        configuration.commitIntervalMilliseconds =
+            try integer("commit.intervalMs", 10...60_000) ?? configuration.commitIntervalMilliseconds
         configuration.workers = try integer("workers", 1...256) ?? configuration.workers
         configuration.storeKind = string("store.kind", configuration.storeKind)
         guard ["sqlite", "postgres"].contains(configuration.storeKind) else {
@@ -96,16 +106,24 @@ extension ServerConfiguration {
         if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
             throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")
         }
-        configuration.cacheMaxEntries = try integer("cache.maxEntries", 1...100_000_000) ?? configuration.cacheMaxEntries
+        configuration.cacheMaxEntries =
+            try integer("cache.maxEntries", 1...100_000_000) ?? configuration.cacheMaxEntries
         configuration.adminHost = string("admin.host", configuration.adminHost)
         configuration.adminPort = try integer("admin.port", 1...65535) ?? configuration.adminPort
         configuration.adminToken = string("admin.token", configuration.adminToken)
-        configuration.maxEventBytes = try integer("limits.maxEventBytes", 64...16_777_216) ?? configuration.maxEventBytes
-        configuration.maxUnreadPerApp = try integer("badges.maxUnreadPerApp", 1...100_000) ?? configuration.maxUnreadPerApp
-        configuration.dedupeWindowPerUser = try integer("dedupe.windowPerUser", 1...100_000) ?? configuration.dedupeWindowPerUser
+        configuration.maxEventBytes =
+            try integer("limits.maxEventBytes", 64...16_777_216) ?? configuration.maxEventBytes
+        configuration.maxUnreadPerApp =
+            try integer("badges.maxUnreadPerApp", 1...100_000) ?? configuration.maxUnreadPerApp
+        configuration.dedupeWindowPerUser =
+            try integer("dedupe.windowPerUser", 1...100_000) ?? configuration.dedupeWindowPerUser
         configuration.logLevel = string("log.level", configuration.logLevel)
-        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(configuration.logLevel) else {
-            throw Error(key: "log.level", message: "must be trace, debug, info, notice, warning, error or critical, not '\(configuration.logLevel)'")
+        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(configuration.logLevel)
+        else {
+            throw Error(
+                key: "log.level",
+                message:
+                    "must be trace, debug, info, notice, warning, error or critical, not '\(configuration.logLevel)'")
         }
         configuration.logFormat = string("log.format", configuration.logFormat)
         guard ["text", "json"].contains(configuration.logFormat) else {
@@ -115,7 +133,9 @@ extension ServerConfiguration {
     }
 
     /// Flattens a YAML mapping into dotted keys; `kafka.properties` stays one map of librdkafka names.
-    private static func flatten(yaml: String, into values: inout [String: String], properties: inout [String: String]) throws(Error) {
+    private static func flatten(yaml: String, into values: inout [String: String], properties: inout [String: String])
+        throws(Error)
+    {
         let root: Node?
         do {
             root = try Yams.compose(yaml: yaml)
@@ -123,11 +143,15 @@ extension ServerConfiguration {
             throw Error(key: "(file)", message: "is not valid YAML: \(error)")
         }
         guard let root else { return }
-        guard case .mapping(let mapping) = root else { throw Error(key: "(file)", message: "must be a mapping of keys") }
+        guard case .mapping(let mapping) = root else {
+            throw Error(key: "(file)", message: "must be a mapping of keys")
+        }
         let known = Set(self.keys)
         func walk(_ mapping: Node.Mapping, path: String) throws(Error) {
             for (keyNode, value) in mapping {
-                guard let name = keyNode.scalar?.string else { throw Error(key: path.isEmpty ? "(file)" : path, message: "keys must be strings") }
+                guard let name = keyNode.scalar?.string else {
+                    throw Error(key: path.isEmpty ? "(file)" : path, message: "keys must be strings")
+                }
                 let key = path.isEmpty ? name : "\(path).\(name)"
                 switch value {
                 case .mapping(let nested) where key == "kafka.properties":
@@ -142,7 +166,9 @@ extension ServerConfiguration {
                 case .scalar(let scalar):
                     guard known.contains(key) else { throw Error(key: key, message: "is not a configuration key") }
                     // A YAML null (`~`, empty) keeps the default.
-                    if scalar.string != "~" && scalar.string != "null" && !(scalar.string.isEmpty && scalar.style == .plain) {
+                    if scalar.string != "~" && scalar.string != "null"
+                        && !(scalar.string.isEmpty && scalar.style == .plain)
+                    {
                         values[key] = scalar.string
                     }
                 default:
@@ -164,14 +190,20 @@ extension ServerConfiguration {
         }
         lines += [
             ("topics.notifications", self.topics.notifications), ("topics.invalidations", self.topics.invalidations),
-            ("topics.delivered", self.topics.delivered), ("topics.silenced", self.topics.silenced), ("topics.badges", self.topics.badges),
+            ("topics.delivered", self.topics.delivered), ("topics.silenced", self.topics.silenced),
+            ("topics.badges", self.topics.badges),
             ("topics.dlq", self.topics.deadLetters), ("topics.state", self.topics.state),
             ("delivery.mode", self.deliveryMode.rawValue),
-            ("delivery.commitGroupOffsets", self.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)"), ("commit.intervalMs", "\(self.commitIntervalMilliseconds)"), ("workers", "\(self.workers)"),
-            ("store.kind", self.storeKind), ("store.sqlite.path", self.sqlitePath), ("store.postgres.url", Self.redactingPassword(self.postgresURL)),
-            ("cache.maxEntries", "\(self.cacheMaxEntries)"), ("admin.host", self.adminHost), ("admin.port", "\(self.adminPort)"),
-            ("admin.token", self.adminToken.isEmpty ? "" : "<redacted>"), ("limits.maxEventBytes", "\(self.maxEventBytes)"),
-            ("badges.maxUnreadPerApp", "\(self.maxUnreadPerApp)"), ("dedupe.windowPerUser", "\(self.dedupeWindowPerUser)"),
+            ("delivery.commitGroupOffsets", self.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)"),
+            ("commit.intervalMs", "\(self.commitIntervalMilliseconds)"), ("workers", "\(self.workers)"),
+            ("store.kind", self.storeKind), ("store.sqlite.path", self.sqlitePath),
+            ("store.postgres.url", Self.redactingPassword(self.postgresURL)),
+            ("cache.maxEntries", "\(self.cacheMaxEntries)"), ("admin.host", self.adminHost),
+            ("admin.port", "\(self.adminPort)"),
+            ("admin.token", self.adminToken.isEmpty ? "" : "<redacted>"),
+            ("limits.maxEventBytes", "\(self.maxEventBytes)"),
+            ("badges.maxUnreadPerApp", "\(self.maxUnreadPerApp)"),
+            ("dedupe.windowPerUser", "\(self.dedupeWindowPerUser)"),
             ("log.level", self.logLevel), ("log.format", self.logFormat),
         ]
         return lines

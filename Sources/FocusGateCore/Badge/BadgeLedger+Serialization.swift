@@ -55,7 +55,9 @@ extension BadgeLedger {
             app.sequence = try reader.varint()
             app.badge = Int(try reader.varint())
             let unread = try reader.varint()
-            guard unread <= UInt64(bytes.count) else { throw BadgeStateError(message: "unread count exceeds the record") }
+            guard unread <= UInt64(bytes.count) else {
+                throw BadgeStateError(message: "unread count exceeds the record")
+            }
             for _ in 0..<unread {
                 app.ids.append(try reader.string())
                 app.criteria.append(try reader.byte() == 1 ? try reader.string() : nil)
@@ -111,7 +113,9 @@ extension BadgeLedger {
 
         mutating func string() throws(BadgeStateError) -> String {
             let length = try self.varint()
-            guard length <= UInt64(self.bytes.count - self.index) else { throw BadgeStateError(message: "truncated badge state") }
+            guard length <= UInt64(self.bytes.count - self.index) else {
+                throw BadgeStateError(message: "truncated badge state")
+            }
             let end = self.index + Int(length)
             defer { self.index = end }
             return String(decoding: self.bytes[self.index..<end], as: UTF8.self)

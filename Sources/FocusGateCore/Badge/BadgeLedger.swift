@@ -65,14 +65,17 @@ public struct BadgeLedger {
             Self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
             app.ids.append(id)
             app.criteria.append(criteria)
-            app.counts.append(FocusDecider.countsInBadge(appID: appID, criteria: criteria, context: context, nowMilliseconds: nowMilliseconds))
+            app.counts.append(
+                FocusDecider.countsInBadge(
+                    appID: appID, criteria: criteria, context: context, nowMilliseconds: nowMilliseconds))
             if app.ids.count > maxUnread {
                 dropped = app.ids.count - maxUnread
                 app.ids.removeFirst(dropped)
                 app.criteria.removeFirst(dropped)
                 app.counts.removeFirst(dropped)
             }
-            return .added(Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds))
+            return .added(
+                Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds))
         }
         self.droppedUnread += dropped
         return outcome
@@ -102,7 +105,9 @@ public struct BadgeLedger {
     }
 
     /// Marks all of the app's notifications read.
-    public mutating func clear(userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
+    public mutating func clear(userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
+        -> BadgeUpdate?
+    {
         guard self.users[userID]?.apps[appID] != nil else { return nil }
         return self.modifyApp(userID: userID, appID: appID) { app in
             app.ids.removeAll()
@@ -113,13 +118,16 @@ public struct BadgeLedger {
     }
 
     /// Recomputes every badge of a user under a new (or expired, or removed) context; returns the changed ones.
-    public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> [BadgeUpdate] {
+    public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
+        -> [BadgeUpdate]
+    {
         guard let appIDs = self.users[userID]?.apps.keys.sorted() else { return [] }
         var updates: [BadgeUpdate] = []
         for appID in appIDs {
             let update = self.modifyApp(userID: userID, appID: appID) { app in
                 Self.recount(&app, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
-                return Self.publish(&app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
+                return Self.publish(
+                    &app, userID: userID, appID: appID, context: context, nowMilliseconds: nowMilliseconds)
             }
             if let update { updates.append(update) }
         }
@@ -160,7 +168,8 @@ public struct BadgeLedger {
     /// Runs `body` on the (user, app) in place (created if absent), then forgets an app with
     /// nothing unread and no published badge, and a user with no apps. In place: the arrays of an
     /// app are copied only when a saved snapshot still shares them.
-    private mutating func modifyApp<Result>(userID: String, appID: String, _ body: (inout AppBadge) -> Result) -> Result {
+    private mutating func modifyApp<Result>(userID: String, appID: String, _ body: (inout AppBadge) -> Result) -> Result
+    {
         let result = body(&self.users[userID, default: UserBadges()].apps[appID, default: AppBadge()])
         if let app = self.users[userID]?.apps[appID], app.ids.isEmpty && app.badge == 0 && app.sequence == 0 {
             self.users[userID]!.apps[appID] = nil
@@ -169,17 +178,23 @@ public struct BadgeLedger {
         return result
     }
 
-    private static func recount(_ app: inout AppBadge, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
-        let key = CountingKey(version: context?.version, focusOn: context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false)
+    private static func recount(
+        _ app: inout AppBadge, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) {
+        let key = CountingKey(
+            version: context?.version, focusOn: context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false)
         guard app.countedUnder != key else { return }
         app.countedUnder = key
         for index in app.ids.indices {
-            app.counts[index] = FocusDecider.countsInBadge(appID: appID, criteria: app.criteria[index], context: context, nowMilliseconds: nowMilliseconds)
+            app.counts[index] = FocusDecider.countsInBadge(
+                appID: appID, criteria: app.criteria[index], context: context, nowMilliseconds: nowMilliseconds)
         }
     }
 
     /// Sets the app's badge from its counts; returns an update when the badge changed.
-    private static func publish(_ app: inout AppBadge, userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
+    private static func publish(
+        _ app: inout AppBadge, userID: String, appID: String, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> BadgeUpdate? {
         var badge = 0
         for counts in app.counts where counts { badge += 1 }
         guard badge != app.badge else { return nil }

@@ -69,7 +69,10 @@ public struct FocusContextCompiler {
     /// - Throws: ``FocusContextError`` when a predicate does not compile.
     public mutating func compile(_ context: FocusContext) throws(FocusContextError) -> CompiledFocusContext {
         let sorted = context.apps.sorted(by: { $0.key < $1.key })
-        let key = AppListKey(entries: sorted.map { .init(appID: $0.key, predicate: $0.value.filterPredicate, silenced: $0.value.silenced) })
+        let key = AppListKey(
+            entries: sorted.map {
+                .init(appID: $0.key, predicate: $0.value.filterPredicate, silenced: $0.value.silenced)
+            })
         var apps: ContiguousArray<CompiledFocusContext.App>
         if let shared = self.appLists[key] {
             apps = shared
@@ -81,7 +84,8 @@ public struct FocusContextCompiler {
                 if let text = filter.filterPredicate {
                     predicate = try self.predicate(text, field: "apps.\(appID).filterPredicate")
                 }
-                apps.append(.init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
+                apps.append(
+                    .init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
             }
             self.appLists[key] = apps
         }

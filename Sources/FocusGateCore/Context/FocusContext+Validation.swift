@@ -77,7 +77,9 @@ extension FocusContext {
     /// Warnings of the context's predicates (e.g. AND/OR mixed without parentheses), by field.
     public var predicateWarnings: [(field: String, warning: FilterPredicateWarning)] {
         self.apps.sorted { $0.key < $1.key }.flatMap { appID, filter in
-            ((try? filter.filterPredicate.map { try FilterPredicate($0) }) ?? nil)?.warnings.map { ("apps.\(appID).filterPredicate", $0) } ?? []
+            ((try? filter.filterPredicate.map { try FilterPredicate($0) }) ?? nil)?.warnings.map {
+                ("apps.\(appID).filterPredicate", $0)
+            } ?? []
         }
     }
 
@@ -86,7 +88,9 @@ extension FocusContext {
             throw FocusContextError(code: "invalid-value", field: field, message: "\(field) must not be empty")
         }
         guard value.utf8.count <= self.maxIdentifierBytes else {
-            throw FocusContextError(code: "invalid-value", field: field, message: "\(field) is longer than \(self.maxIdentifierBytes) bytes")
+            throw FocusContextError(
+                code: "invalid-value", field: field, message: "\(field) is longer than \(self.maxIdentifierBytes) bytes"
+            )
         }
     }
 
@@ -97,14 +101,16 @@ extension FocusContext {
         }
         switch error {
         case .keyNotFound(let key, let context):
-            return FocusContextError(code: "missing-field", field: path(context.codingPath, key), message: "\(key.stringValue) is required")
+            return FocusContextError(
+                code: "missing-field", field: path(context.codingPath, key), message: "\(key.stringValue) is required")
         case .typeMismatch(_, let context), .valueNotFound(_, let context):
             return FocusContextError(code: "wrong-type", field: path(context.codingPath), message: "has the wrong type")
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
                 return FocusContextError(code: "invalid-json", field: nil, message: "not valid JSON")
             }
-            return FocusContextError(code: "invalid-value", field: path(context.codingPath), message: context.debugDescription)
+            return FocusContextError(
+                code: "invalid-value", field: path(context.codingPath), message: context.debugDescription)
         @unknown default:
             return FocusContextError(code: "invalid-json", field: nil, message: "not a context document")
         }
@@ -116,7 +122,8 @@ extension FocusContext {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let milliseconds = Timestamp.parseRFC3339(text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "expected an ISO 8601 timestamp such as 2026-11-21T18:00:00Z")
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected an ISO 8601 timestamp such as 2026-11-21T18:00:00Z")
             }
             return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
         }
@@ -128,7 +135,8 @@ extension FocusContext {
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
-            try container.encode(Timestamp.rfc3339(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))))
+            try container.encode(
+                Timestamp.rfc3339(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))))
         }
         return encoder
     }()

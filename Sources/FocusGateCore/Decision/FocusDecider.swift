@@ -55,14 +55,18 @@ public enum FocusDecider {
     /// Whether an unread notification of `appID` with `criteria` counts in the badge under
     /// `context` (SPEC §7): no Focus counts everything, `hideBadges` nothing, otherwise what the
     /// Focus would deliver by its filter (interruption levels are not kept for unread notifications).
-    public static func countsInBadge(appID: String, criteria: String?, context: CompiledFocusContext?, nowMilliseconds: Int64) -> Bool {
+    public static func countsInBadge(
+        appID: String, criteria: String?, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> Bool {
         guard let context, context.isFocusOn(atMilliseconds: nowMilliseconds) else { return true }
         if context.hideBadges { return false }
         return self.filter(appID: appID, criteria: criteria, context: context).0 == .delivered
     }
 
     /// Rules 2–4: the Focus's filter, before breakthrough.
-    private static func filter(appID: String, criteria: String?, context: CompiledFocusContext) -> (Decision.Outcome, Decision.Reason) {
+    private static func filter(appID: String, criteria: String?, context: CompiledFocusContext) -> (
+        Decision.Outcome, Decision.Reason
+    ) {
         let filter = context.filter(for: appID)
         if filter.silenced {
             return (.silenced, .appSilenced)

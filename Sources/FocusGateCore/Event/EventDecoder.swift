@@ -21,7 +21,9 @@ public struct EventDecoder: Sendable {
     ///   - key: The record key; when present it must equal `userId`.
     /// - Returns: The routing fields.
     /// - Throws: ``EventDecodingError`` with the DLQ code.
-    public func decode(value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?) throws(EventDecodingError) -> NotificationEvent {
+    public func decode(value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?) throws(EventDecodingError)
+        -> NotificationEvent
+    {
         guard let value else {
             throw EventDecodingError(code: .missingField, detail: "record has no value")
         }
@@ -85,7 +87,8 @@ extension EventDecoder {
         var notificationIDs: [String]?
         var seen: UInt32 = 0
 
-        mutating func read(member key: JSONScanner.StringToken, _ scanner: inout JSONScanner) throws(EventDecodingError) {
+        mutating func read(member key: JSONScanner.StringToken, _ scanner: inout JSONScanner) throws(EventDecodingError)
+        {
             let next = scanner.peek()
             if scanner.equals(key, "type") {
                 try self.mark(0, "type")
@@ -121,7 +124,9 @@ extension EventDecoder {
             }
         }
 
-        mutating func read(apsMember key: JSONScanner.StringToken, _ scanner: inout JSONScanner) throws(EventDecodingError) {
+        mutating func read(apsMember key: JSONScanner.StringToken, _ scanner: inout JSONScanner)
+            throws(EventDecodingError)
+        {
             let next = scanner.peek()
             if scanner.equals(key, "filter-criteria") {
                 try self.mark(9, "aps.filter-criteria")
@@ -139,14 +144,17 @@ extension EventDecoder {
 
         private mutating func mark(_ bit: UInt32, _ field: StaticString) throws(EventDecodingError) {
             guard self.seen & (1 << bit) == 0 else {
-                throw EventDecodingError(code: .duplicateField, field: "\(field)", detail: "\(field) appears more than once")
+                throw EventDecodingError(
+                    code: .duplicateField, field: "\(field)", detail: "\(field) appears more than once")
             }
             self.seen |= 1 << bit
         }
 
         // MARK: Member values
 
-        private static func requiredString(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString) throws(EventDecodingError) -> JSONScanner.StringToken {
+        private static func requiredString(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString)
+            throws(EventDecodingError) -> JSONScanner.StringToken
+        {
             guard next == UInt8(ascii: "\"") else {
                 try scanner.skipValue(depth: 1)
                 throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be a string")
@@ -155,7 +163,9 @@ extension EventDecoder {
         }
 
         /// A string, or `nil` for any other type (which SPEC says to ignore).
-        private static func optionalString(_ scanner: inout JSONScanner, _ next: UInt8?) throws(EventDecodingError) -> JSONScanner.StringToken? {
+        private static func optionalString(_ scanner: inout JSONScanner, _ next: UInt8?) throws(EventDecodingError)
+            -> JSONScanner.StringToken?
+        {
             guard next == UInt8(ascii: "\"") else {
                 try scanner.skipValue(depth: 1)
                 return nil
@@ -163,7 +173,9 @@ extension EventDecoder {
             return try scanner.scanString()
         }
 
-        private static func optionalNumber(_ scanner: inout JSONScanner, _ next: UInt8?) throws(EventDecodingError) -> Double? {
+        private static func optionalNumber(_ scanner: inout JSONScanner, _ next: UInt8?) throws(EventDecodingError)
+            -> Double?
+        {
             guard let next, next == UInt8(ascii: "-") || next &- UInt8(ascii: "0") < 10 else {
                 try scanner.skipValue(depth: 1)
                 return nil
@@ -171,19 +183,25 @@ extension EventDecoder {
             return try scanner.scanNumber()
         }
 
-        private static func stringArray(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString) throws(EventDecodingError) -> [String] {
+        private static func stringArray(_ scanner: inout JSONScanner, _ next: UInt8?, _ field: StaticString)
+            throws(EventDecodingError) -> [String]
+        {
             guard next == UInt8(ascii: "[") else {
                 try scanner.skipValue(depth: 1)
-                throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
+                throw EventDecodingError(
+                    code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
             }
             var values: [String] = []
             try scanner.forEachElement(depth: 2) { (scanner) throws(EventDecodingError) in
                 guard scanner.peek() == UInt8(ascii: "\"") else {
-                    throw EventDecodingError(code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
+                    throw EventDecodingError(
+                        code: .wrongType, field: "\(field)", detail: "\(field) must be an array of strings")
                 }
                 let token = try scanner.scanString()
                 guard token.end - token.start <= EventDecoder.maxIdentifierBytes else {
-                    throw EventDecodingError(code: .invalidValue, field: "\(field)", detail: "an id is longer than \(EventDecoder.maxIdentifierBytes) bytes")
+                    throw EventDecodingError(
+                        code: .invalidValue, field: "\(field)",
+                        detail: "an id is longer than \(EventDecoder.maxIdentifierBytes) bytes")
                 }
                 values.append(scanner.string(token))
             }
@@ -192,7 +210,8 @@ extension EventDecoder {
 
         // MARK: Assembling
 
-        func event(_ scanner: JSONScanner, key: UnsafeRawBufferPointer?) throws(EventDecodingError) -> NotificationEvent {
+        func event(_ scanner: JSONScanner, key: UnsafeRawBufferPointer?) throws(EventDecodingError) -> NotificationEvent
+        {
             var kind = NotificationEvent.Kind.notification
             if let type = self.type {
                 if scanner.equals(type, "notification") {
@@ -202,19 +221,22 @@ extension EventDecoder {
                 } else if scanner.equals(type, "clear") {
                     kind = .clear
                 } else {
-                    throw EventDecodingError(code: .invalidValue, field: "type", detail: "type must be notification, read or clear")
+                    throw EventDecodingError(
+                        code: .invalidValue, field: "type", detail: "type must be notification, read or clear")
                 }
             }
             let id = try Self.identifier(self.id, "id", scanner)
             let userID = try Self.identifier(self.userID, "userId", scanner)
             let appID = try Self.identifier(self.appID, "appId", scanner)
             if let key, !scanner.equals(self.userID!, key) {
-                throw EventDecodingError(code: .keyMismatch, field: "userId", detail: "the record key differs from userId")
+                throw EventDecodingError(
+                    code: .keyMismatch, field: "userId", detail: "the record key differs from userId")
             }
             var notificationIDs: [String] = []
             if kind == .read {
                 guard let ids = self.notificationIDs else {
-                    throw EventDecodingError(code: .missingField, field: "notificationIds", detail: "a read event needs notificationIds")
+                    throw EventDecodingError(
+                        code: .missingField, field: "notificationIds", detail: "a read event needs notificationIds")
                 }
                 notificationIDs = ids
             }
@@ -227,7 +249,9 @@ extension EventDecoder {
             )
         }
 
-        private static func identifier(_ token: JSONScanner.StringToken?, _ field: String, _ scanner: JSONScanner) throws(EventDecodingError) -> String {
+        private static func identifier(_ token: JSONScanner.StringToken?, _ field: String, _ scanner: JSONScanner)
+            throws(EventDecodingError) -> String
+        {
             guard let token else {
                 throw EventDecodingError(code: .missingField, field: field, detail: "\(field) is required")
             }
@@ -235,7 +259,9 @@ extension EventDecoder {
                 throw EventDecodingError(code: .invalidValue, field: field, detail: "\(field) is empty")
             }
             guard token.end - token.start <= EventDecoder.maxIdentifierBytes else {
-                throw EventDecodingError(code: .invalidValue, field: field, detail: "\(field) is longer than \(EventDecoder.maxIdentifierBytes) bytes")
+                throw EventDecodingError(
+                    code: .invalidValue, field: field,
+                    detail: "\(field) is longer than \(EventDecoder.maxIdentifierBytes) bytes")
             }
             return scanner.string(token)
         }

@@ -41,6 +41,8 @@ public struct EventDecodingError: Error, Sendable, Hashable, CustomStringConvert
         public static let keyMismatch = Code(rawValue: "key-mismatch")
 
         /// Every code, for metric labels.
-        public static let all: [Code] = [.invalidJSON, .missingField, .wrongType, .invalidValue, .duplicateField, .tooLarge, .keyMismatch]
+        public static let all: [Code] = [
+            .invalidJSON, .missingField, .wrongType, .invalidValue, .duplicateField, .tooLarge, .keyMismatch,
+        ]
     }
 }

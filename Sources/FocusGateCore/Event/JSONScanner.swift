@@ -99,9 +99,13 @@ struct JSONScanner {
         case UInt8(ascii: "\""):
             _ = try self.scanString()
         case UInt8(ascii: "{"):
-            try self.forEachMember(depth: depth + 1) { (scanner, _) throws(EventDecodingError) in try scanner.skipValue(depth: depth + 1) }
+            try self.forEachMember(depth: depth + 1) { (scanner, _) throws(EventDecodingError) in
+                try scanner.skipValue(depth: depth + 1)
+            }
         case UInt8(ascii: "["):
-            try self.forEachElement(depth: depth + 1) { (scanner) throws(EventDecodingError) in try scanner.skipValue(depth: depth + 1) }
+            try self.forEachElement(depth: depth + 1) { (scanner) throws(EventDecodingError) in
+                try scanner.skipValue(depth: depth + 1)
+            }
         case UInt8(ascii: "t"):
             try self.literal("true")
         case UInt8(ascii: "f"):
@@ -180,7 +184,8 @@ struct JSONScanner {
             self.index += 6
             if unit >= 0xD800 && unit < 0xDC00 {
                 // A high surrogate must be followed by an escaped low surrogate.
-                guard self.index + 1 < self.count, self.base[self.index] == UInt8(ascii: "\\"), self.base[self.index + 1] == UInt8(ascii: "u")
+                guard self.index + 1 < self.count, self.base[self.index] == UInt8(ascii: "\\"),
+                    self.base[self.index + 1] == UInt8(ascii: "u")
                 else { throw self.invalid("unpaired surrogate escape") }
                 let low = try self.hexUnit(at: self.index + 2)
                 guard low >= 0xDC00 && low < 0xE000 else { throw self.invalid("unpaired surrogate escape") }
@@ -245,7 +250,10 @@ struct JSONScanner {
             let byte = self.base[position]
             guard byte == UInt8(ascii: "\\") else {
                 let length = byte < 0x80 ? 1 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : 4
-                scalars.append(contentsOf: String(decoding: UnsafeBufferPointer(start: self.base + position, count: length), as: UTF8.self).unicodeScalars)
+                scalars.append(
+                    contentsOf: String(
+                        decoding: UnsafeBufferPointer(start: self.base + position, count: length), as: UTF8.self
+                    ).unicodeScalars)
                 position += length
                 continue
             }
@@ -276,7 +284,8 @@ struct JSONScanner {
     /// Whether the token's raw bytes are exactly `literal` (member names are compared this way).
     func equals(_ token: StringToken, _ literal: StaticString) -> Bool {
         let length = literal.utf8CodeUnitCount
-        return !token.hasEscapes && token.end - token.start == length && memcmp(self.base + token.start, literal.utf8Start, length) == 0
+        return !token.hasEscapes && token.end - token.start == length
+            && memcmp(self.base + token.start, literal.utf8Start, length) == 0
     }
 
     /// Whether the token's value equals `bytes` (e.g. the Kafka key).
@@ -284,7 +293,8 @@ struct JSONScanner {
         if token.hasEscapes {
             return Array(self.string(token).utf8).withUnsafeBytes { PredicateBytes.equal($0, bytes) }
         }
-        return PredicateBytes.equal(UnsafeRawBufferPointer(start: self.base + token.start, count: token.end - token.start), bytes)
+        return PredicateBytes.equal(
+            UnsafeRawBufferPointer(start: self.base + token.start, count: token.end - token.start), bytes)
     }
 
     // MARK: - Numbers
@@ -344,15 +354,21 @@ struct JSONScanner {
         }
         if self.index < self.count && self.base[self.index] == UInt8(ascii: ".") {
             self.index += 1
-            guard self.index < self.count, self.isDigit(self.base[self.index]) else { throw self.invalid("invalid number") }
+            guard self.index < self.count, self.isDigit(self.base[self.index]) else {
+                throw self.invalid("invalid number")
+            }
             while self.index < self.count && self.isDigit(self.base[self.index]) { self.index += 1 }
         }
         if self.index < self.count && (self.base[self.index] | 0x20) == UInt8(ascii: "e") {
             self.index += 1
-            if self.index < self.count && (self.base[self.index] == UInt8(ascii: "+") || self.base[self.index] == UInt8(ascii: "-")) {
+            if self.index < self.count
+                && (self.base[self.index] == UInt8(ascii: "+") || self.base[self.index] == UInt8(ascii: "-"))
+            {
                 self.index += 1
             }
-            guard self.index < self.count, self.isDigit(self.base[self.index]) else { throw self.invalid("invalid number") }
+            guard self.index < self.count, self.isDigit(self.base[self.index]) else {
+                throw self.invalid("invalid number")
+            }
             while self.index < self.count && self.isDigit(self.base[self.index]) { self.index += 1 }
         }
     }

@@ -11,12 +11,15 @@ extension CompiledPredicate {
     func evaluate(_ comparison: Comparison, _ criteria: UnsafeRawBufferPointer) -> Outcome {
         Self.withValue(comparison.left, criteria) { left in
             Self.withValue(comparison.right, criteria) { right in
-                Self.apply(comparison.comparisonOperator, left, right, criteria: criteria, membership: comparison.membership)
+                Self.apply(
+                    comparison.comparisonOperator, left, right, criteria: criteria, membership: comparison.membership)
             }
         }
     }
 
-    private static func withValue(_ operand: Operand, _ criteria: UnsafeRawBufferPointer, _ body: (Value) -> Outcome) -> Outcome {
+    private static func withValue(_ operand: Operand, _ criteria: UnsafeRawBufferPointer, _ body: (Value) -> Outcome)
+        -> Outcome
+    {
         switch operand {
         case .criteria: body(.bytes(criteria))
         case .string(let bytes): bytes.withUnsafeBytes { body(.bytes($0)) }

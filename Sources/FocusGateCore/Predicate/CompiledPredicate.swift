@@ -60,7 +60,8 @@ final class CompiledPredicate: Sendable {
             let options = comparison.options
             let left = self.compile(comparison.left, options)
             let right = self.compile(comparison.right, options)
-            if comparison.left == .criteria || comparison.right == .criteria || Self.containsCriteria(comparison.right) {
+            if comparison.left == .criteria || comparison.right == .criteria || Self.containsCriteria(comparison.right)
+            {
                 usedViews |= 1 << Int(options.rawValue)
             }
             var membership: ByteStringSet?
@@ -74,7 +75,9 @@ final class CompiledPredicate: Sendable {
                 }
             }
             return .comparison(
-                Comparison(comparisonOperator: comparison.comparisonOperator, view: Int(options.rawValue), left: left, right: right, membership: membership)
+                Comparison(
+                    comparisonOperator: comparison.comparisonOperator, view: Int(options.rawValue), left: left,
+                    right: right, membership: membership)
             )
         }
     }

@@ -20,7 +20,9 @@ public struct FilterComparison: Sendable, Hashable {
     public var options: FilterOptions
     public var right: FilterOperand
 
-    public init(left: FilterOperand, _ comparisonOperator: FilterOperator, options: FilterOptions = [], right: FilterOperand) {
+    public init(
+        left: FilterOperand, _ comparisonOperator: FilterOperator, options: FilterOptions = [], right: FilterOperand
+    ) {
         self.left = left
         self.comparisonOperator = comparisonOperator
         self.options = options

@@ -66,7 +66,8 @@ public struct FilterPredicateWarning: Sendable, Hashable, CustomStringConvertibl
         FilterPredicateWarning(
             code: "mixed-and-or",
             position: position,
-            message: "AND and OR mixed without parentheses; FocusGate binds AND tighter than OR, which Apple does not document"
+            message:
+                "AND and OR mixed without parentheses; FocusGate binds AND tighter than OR, which Apple does not document"
         )
     }
 }

@@ -50,14 +50,19 @@ struct PredicateLexer {
                 self.index += 1
                 return Token(kind: .placeholder, position: start)
             case UInt8(ascii: "K"):
-                throw FilterPredicateError(code: .keyPath, position: start, message: "%K key path substitution is not supported: only SELF may be compared")
+                throw FilterPredicateError(
+                    code: .keyPath, position: start,
+                    message: "%K key path substitution is not supported: only SELF may be compared")
             default:
-                throw FilterPredicateError(code: .invalidCharacter, position: start, message: "only %@ placeholders are supported")
+                throw FilterPredicateError(
+                    code: .invalidCharacter, position: start, message: "only %@ placeholders are supported")
             }
         case UInt8(ascii: "$"):
             throw FilterPredicateError(code: .variable, position: start, message: "$variables are not supported")
         case UInt8(ascii: "@"):
-            throw FilterPredicateError(code: .keyPath, position: start, message: "key paths such as @count are not supported: only SELF may be compared")
+            throw FilterPredicateError(
+                code: .keyPath, position: start,
+                message: "key paths such as @count are not supported: only SELF may be compared")
         case UInt8(ascii: "["):
             return Token(kind: .modifiers(try self.modifiers()), position: start)
         default:
@@ -93,17 +98,23 @@ struct PredicateLexer {
                 case UInt8(ascii: "0"): scalars.append("\0")
                 case UInt8(ascii: "u"):
                     guard self.index + 4 <= self.bytes.count,
-                        let value = UInt32(String(decoding: self.bytes[self.index..<self.index + 4], as: UTF8.self), radix: 16),
+                        let value = UInt32(
+                            String(decoding: self.bytes[self.index..<self.index + 4], as: UTF8.self), radix: 16),
                         let scalar = Unicode.Scalar(value)
                     else {
-                        throw FilterPredicateError(code: .invalidString, position: self.index - 2, message: "\\u needs four hex digits of a Unicode scalar")
+                        throw FilterPredicateError(
+                            code: .invalidString, position: self.index - 2,
+                            message: "\\u needs four hex digits of a Unicode scalar")
                     }
                     scalars.append(scalar)
                     self.index += 4
                 default:
                     // \\, \', \" and any other escaped character stand for themselves.
                     let end = self.index - 1 + Self.sequenceLength(escaped)
-                    scalars.append(contentsOf: String(decoding: self.bytes[(self.index - 1)..<min(end, self.bytes.count)], as: UTF8.self).unicodeScalars)
+                    scalars.append(
+                        contentsOf: String(
+                            decoding: self.bytes[(self.index - 1)..<min(end, self.bytes.count)], as: UTF8.self
+                        ).unicodeScalars)
                     self.index = min(end, self.bytes.count)
                 }
                 runStart = self.index
@@ -117,9 +128,11 @@ struct PredicateLexer {
     private mutating func number() throws(FilterPredicateError) -> Double {
         let start = self.index
         if self.peek(0) == UInt8(ascii: "-") { self.index += 1 }
-        while let byte = self.peek(0), Self.isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
-            || byte == UInt8(ascii: "E")
-            || ((byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")) && (self.bytes[self.index - 1] | 0x20) == UInt8(ascii: "e"))
+        while let byte = self.peek(0),
+            Self.isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e")
+                || byte == UInt8(ascii: "E")
+                || ((byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-"))
+                    && (self.bytes[self.index - 1] | 0x20) == UInt8(ascii: "e"))
         {
             self.index += 1
         }
@@ -141,7 +154,8 @@ struct PredicateLexer {
             case UInt8(ascii: "c"): options.insert(.caseInsensitive)
             case UInt8(ascii: "d"): options.insert(.diacriticInsensitive)
             default:
-                throw FilterPredicateError(code: .modifier, position: self.index, message: "only [c], [d] and [cd] modifiers are supported")
+                throw FilterPredicateError(
+                    code: .modifier, position: self.index, message: "only [c], [d] and [cd] modifiers are supported")
             }
             self.index += 1
         }
@@ -153,7 +167,9 @@ struct PredicateLexer {
     }
 
     private mutating func symbol() throws(FilterPredicateError) -> String {
-        let two = self.index + 1 < self.bytes.count ? String(decoding: self.bytes[self.index...self.index + 1], as: UTF8.self) : ""
+        let two =
+            self.index + 1 < self.bytes.count
+            ? String(decoding: self.bytes[self.index...self.index + 1], as: UTF8.self) : ""
         for candidate in ["==", "!=", "<>", "<=", "=<", ">=", "=>", "&&", "||"] where two == candidate {
             self.index += 2
             return candidate
@@ -181,7 +197,8 @@ struct PredicateLexer {
     }
 
     private static func isWordStart(_ byte: UInt8) -> Bool {
-        (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) || byte == UInt8(ascii: "_") || byte >= 0x80
+        (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z")) || byte == UInt8(ascii: "_")
+            || byte >= 0x80
     }
 
     private static func isWordPart(_ byte: UInt8) -> Bool {

@@ -23,14 +23,18 @@ struct PredicateParser {
     }
 
     /// Parses `text`, filling `%@` placeholders from `arguments` in order.
-    static func parse(_ text: String, arguments: [FilterArgument]) throws(FilterPredicateError) -> (FilterExpression, [FilterPredicateWarning]) {
+    static func parse(_ text: String, arguments: [FilterArgument]) throws(FilterPredicateError) -> (
+        FilterExpression, [FilterPredicateWarning]
+    ) {
         var parser = PredicateParser(text: text, arguments: arguments)
         let expression = try parser.parseOr()
         guard try parser.current().kind == .end else {
             throw try parser.unexpected("expected AND, OR or the end of the predicate")
         }
         if parser.argumentIndex < arguments.count {
-            throw FilterPredicateError(code: .argument, position: try parser.current().position, message: "\(arguments.count) arguments given for \(parser.argumentIndex) %@ placeholders")
+            throw FilterPredicateError(
+                code: .argument, position: try parser.current().position,
+                message: "\(arguments.count) arguments given for \(parser.argumentIndex) %@ placeholders")
         }
         return (expression, parser.warnings)
     }
@@ -102,9 +106,12 @@ struct PredicateParser {
         case .word("IN"): comparisonOperator = .in
         case .word("BETWEEN"): comparisonOperator = .between
         case .word("MATCHES"):
-            throw FilterPredicateError(code: .unsupportedOperator, position: operatorToken.position, message: "MATCHES (regular expressions) is not accepted by Focus filters")
+            throw FilterPredicateError(
+                code: .unsupportedOperator, position: operatorToken.position,
+                message: "MATCHES (regular expressions) is not accepted by Focus filters")
         case .end:
-            throw FilterPredicateError(code: .unexpectedEnd, position: operatorToken.position, message: "expected a comparison operator")
+            throw FilterPredicateError(
+                code: .unexpectedEnd, position: operatorToken.position, message: "expected a comparison operator")
         default:
             throw try self.unexpected("expected a comparison operator")
         }
@@ -118,7 +125,8 @@ struct PredicateParser {
         let right = try self.parseOperand()
         if comparisonOperator == .between {
             guard case .array(let bounds) = right, bounds.count == 2 else {
-                throw FilterPredicateError(code: .unexpectedToken, position: rightPosition, message: "BETWEEN takes {lower, upper}")
+                throw FilterPredicateError(
+                    code: .unexpectedToken, position: rightPosition, message: "BETWEEN takes {lower, upper}")
             }
         }
         return FilterComparison(left: left, comparisonOperator, options: options, right: right)
@@ -130,7 +138,9 @@ struct PredicateParser {
         case .word("SELF"):
             self.index += 1
             if try self.current().kind == .symbol(".") {
-                throw FilterPredicateError(code: .keyPath, position: try self.current().position, message: "key paths on SELF are not supported")
+                throw FilterPredicateError(
+                    code: .keyPath, position: try self.current().position,
+                    message: "key paths on SELF are not supported")
             }
             return .criteria
         case .string(let value):
@@ -142,7 +152,8 @@ struct PredicateParser {
         case .placeholder:
             self.index += 1
             guard self.argumentIndex < self.arguments.count else {
-                throw FilterPredicateError(code: .argument, position: token.position, message: "no argument for this %@")
+                throw FilterPredicateError(
+                    code: .argument, position: token.position, message: "no argument for this %@")
             }
             defer { self.argumentIndex += 1 }
             return self.arguments[self.argumentIndex].operand
@@ -153,7 +164,8 @@ struct PredicateParser {
             repeat {
                 let element = try self.parseOperand()
                 if element == .criteria {
-                    throw FilterPredicateError(code: .unexpectedToken, position: token.position, message: "SELF cannot be an array element")
+                    throw FilterPredicateError(
+                        code: .unexpectedToken, position: token.position, message: "SELF cannot be an array element")
                 }
                 elements.append(element)
             } while try self.acceptSymbol(",")
@@ -162,27 +174,38 @@ struct PredicateParser {
         case .word(let word):
             throw try self.refusedWord(word, at: token.position)
         case .end:
-            throw FilterPredicateError(code: .unexpectedEnd, position: token.position, message: "expected SELF, a string, a number, an array or %@")
+            throw FilterPredicateError(
+                code: .unexpectedEnd, position: token.position,
+                message: "expected SELF, a string, a number, an array or %@")
         default:
             throw try self.unexpected("expected SELF, a string, a number, an array or %@")
         }
     }
 
-    private mutating func refusedWord(_ word: String, at position: Int) throws(FilterPredicateError) -> FilterPredicateError {
+    private mutating func refusedWord(_ word: String, at position: Int) throws(FilterPredicateError)
+        -> FilterPredicateError
+    {
         switch word {
         case "ANY", "ALL", "SOME", "NONE":
-            return FilterPredicateError(code: .unsupportedOperator, position: position, message: "\(word) aggregates are not supported")
+            return FilterPredicateError(
+                code: .unsupportedOperator, position: position, message: "\(word) aggregates are not supported")
         case "SUBQUERY":
-            return FilterPredicateError(code: .unsupportedOperator, position: position, message: "SUBQUERY is not supported")
+            return FilterPredicateError(
+                code: .unsupportedOperator, position: position, message: "SUBQUERY is not supported")
         case "AND", "OR", "NOT", "IN", "LIKE", "CONTAINS", "BEGINSWITH", "ENDSWITH", "BETWEEN", "MATCHES":
-            return FilterPredicateError(code: .unexpectedToken, position: position, message: "\(word) cannot start an operand")
+            return FilterPredicateError(
+                code: .unexpectedToken, position: position, message: "\(word) cannot start an operand")
         case "NULL", "NIL", "TRUE", "FALSE", "YES", "NO":
-            return FilterPredicateError(code: .unexpectedToken, position: position, message: "\(word) literals are not supported: compare SELF with strings")
+            return FilterPredicateError(
+                code: .unexpectedToken, position: position,
+                message: "\(word) literals are not supported: compare SELF with strings")
         default:
             if try self.token(at: self.index + 1).kind == .symbol("(") {
                 return FilterPredicateError(code: .function, position: position, message: "functions are not supported")
             }
-            return FilterPredicateError(code: .keyPath, position: position, message: "key paths are not supported: only SELF (the filter criteria) may be compared")
+            return FilterPredicateError(
+                code: .keyPath, position: position,
+                message: "key paths are not supported: only SELF (the filter criteria) may be compared")
         }
     }
 
@@ -219,6 +242,7 @@ struct PredicateParser {
 
     private mutating func unexpected(_ message: String) throws(FilterPredicateError) -> FilterPredicateError {
         let token = try self.current()
-        return FilterPredicateError(code: token.kind == .end ? .unexpectedEnd : .unexpectedToken, position: token.position, message: message)
+        return FilterPredicateError(
+            code: token.kind == .end ? .unexpectedEnd : .unexpectedToken, position: token.position, message: message)
     }
 }

@@ -15,7 +15,8 @@ enum PredicateText {
         var result = text
         if options.contains(.diacriticInsensitive) {
             var scalars = String.UnicodeScalarView()
-            for scalar in result.decomposedStringWithCanonicalMapping.unicodeScalars where !self.isCombiningMark(scalar) {
+            for scalar in result.decomposedStringWithCanonicalMapping.unicodeScalars where !self.isCombiningMark(scalar)
+            {
                 scalars.append(scalar)
             }
             result = String(scalars)
@@ -73,7 +74,8 @@ enum PredicateBytes {
 
     static func hasSuffix(_ a: UnsafeRawBufferPointer, _ suffix: UnsafeRawBufferPointer) -> Bool {
         suffix.count <= a.count
-            && (suffix.count == 0 || memcmp(a.baseAddress! + (a.count - suffix.count), suffix.baseAddress!, suffix.count) == 0)
+            && (suffix.count == 0
+                || memcmp(a.baseAddress! + (a.count - suffix.count), suffix.baseAddress!, suffix.count) == 0)
     }
 
     static func contains(_ a: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer) -> Bool {

@@ -37,7 +37,9 @@ extension PartitionState {
             throw BadgeStateError(message: "unknown state format")
         }
         let count = try reader.varint()
-        guard count <= UInt64((bytes.count - reader.index) / 8) else { throw BadgeStateError(message: "truncated dedupe window") }
+        guard count <= UInt64((bytes.count - reader.index) / 8) else {
+            throw BadgeStateError(message: "truncated dedupe window")
+        }
         var hashes: [UInt64] = []
         hashes.reserveCapacity(Int(count))
         for _ in 0..<count {
@@ -54,6 +56,7 @@ extension PartitionState {
             try ledger.restore(userID: userID, from: Array(bytes[reader.index...]))
         }
         self.ledger = ledger
-        self.windows[userID] = hashes.isEmpty ? nil : DedupeWindow(capacity: self.dedupeWindow, hashesOldestFirst: hashes)
+        self.windows[userID] =
+            hashes.isEmpty ? nil : DedupeWindow(capacity: self.dedupeWindow, hashesOldestFirst: hashes)
     }
 }

@@ -61,7 +61,9 @@ public struct PartitionState {
     ///   - event: The event.
     ///   - context: The user's context, for the badge (`nil`: no Focus).
     ///   - nowMilliseconds: The decision time.
-    public mutating func admit(_ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64) -> Admission {
+    public mutating func admit(_ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64)
+        -> Admission
+    {
         switch event.kind {
         case .notification:
             if self.windows[event.userID]?.contains(event.id) == true { return .duplicate }
@@ -79,18 +81,24 @@ public struct PartitionState {
         case .read:
             guard self.ledger.users[event.userID]?.apps[event.appID] != nil else { return .applied(nil) }
             self.save(event.userID)
-            return .applied(self.ledger.markRead(
-                userID: event.userID, appID: event.appID, ids: event.notificationIDs, context: context, nowMilliseconds: nowMilliseconds
-            ))
+            return .applied(
+                self.ledger.markRead(
+                    userID: event.userID, appID: event.appID, ids: event.notificationIDs, context: context,
+                    nowMilliseconds: nowMilliseconds
+                ))
         case .clear:
             guard self.ledger.users[event.userID]?.apps[event.appID] != nil else { return .applied(nil) }
             self.save(event.userID)
-            return .applied(self.ledger.clear(userID: event.userID, appID: event.appID, context: context, nowMilliseconds: nowMilliseconds))
+            return .applied(
+                self.ledger.clear(
+                    userID: event.userID, appID: event.appID, context: context, nowMilliseconds: nowMilliseconds))
         }
     }
 
     /// Recomputes the user's badges under a changed or expired context; returns the changed ones.
-    public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> [BadgeUpdate] {
+    public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
+        -> [BadgeUpdate]
+    {
         guard self.ledger.users[userID] != nil else { return [] }
         self.save(userID)
         return self.ledger.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
