@@ -1,6 +1,8 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateStore
+import FocusGateTestSupport
 import Foundation
 import Testing
 
@@ -107,6 +109,60 @@ extension EmbeddedBrokerTests {
             }
             #expect(mismatched.isEmpty, "badges API after the handover: \(mismatched.prefix(5))")
             try await second.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
+            "PostgreSQL stopped under load: context-unavailable decisions, the partitions keep moving; restarted: contexts again, no gateway restart"
+        )
+        func storeOutage() async throws {
+            let server = try PostgresServer.startPrivate()
+            defer { server.destroy() }
+            let database = "gateway_\(UUID().uuidString.prefix(8).lowercased())"
+            try server.psql("CREATE DATABASE \(database)")
+            let store = try PostgresContextStore(url: server.url(database: database), logger: KafkaTestSupport.logger)
+            try await store.migrate()
+            for user in 0..<60 {
+                let context = FocusContext(
+                    userID: "u-\(user)", version: 1, focus: "Work",
+                    apps: ["chat": .init(filterPredicate: "SELF == 'work'")])
+                _ = try await store.put(context)
+            }
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration(), store: store)
+            func phase(_ name: String, users: Range<Int>) -> [(key: String?, value: String)] {
+                (0..<100).map {
+                    Events.notification(
+                        "\(name)-\($0)", user: "u-\(users.lowerBound + $0 % users.count)", criteria: "home")
+                }
+            }
+            try bench.send(phase("before", users: 0..<20))
+            _ = try await bench.settled(records: 100)
+
+            try server.stopServer()
+            // Cached users keep their contexts; users seen for the first time cannot be loaded.
+            try bench.send(phase("cached", users: 0..<20) + phase("uncached", users: 20..<40))
+            _ = try await bench.settled(records: 300)
+
+            try server.startServer()
+            try bench.send(phase("after", users: 40..<60))
+            let audit = try await bench.settled(records: 400)
+            let outputs = audit.outputsByID
+            #expect(
+                outputs.count == 400 && outputs.values.allSatisfy { $0.count == 1 }, "every notification exactly once")
+            func reasons(_ prefix: String) -> Set<String> {
+                Set(
+                    outputs.filter { $0.key.hasPrefix(prefix + "-") }.compactMap {
+                        $0.value.first?.header("focusgate-reason")
+                    })
+            }
+            #expect(reasons("before") == ["predicate-mismatch"])
+            #expect(reasons("cached") == ["predicate-mismatch"], "cached contexts serve through the outage")
+            #expect(reasons("uncached") == ["context-unavailable"], "delivered, flagged, never stalled")
+            #expect(reasons("after") == ["predicate-mismatch"], "recovered without restarting the gateway")
+            #expect(instance.metric("focusgate_context_load_failures_total") >= 1)
+            try await instance.stop()
+            await store.close()
             await bench.shutdown()
         }
     }

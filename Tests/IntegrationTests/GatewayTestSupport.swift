@@ -182,11 +182,12 @@ final class InProcessGateway: Sendable {
     let listener: InvalidationListener
     private let task: Task<Void, any Error>
 
-    init(_ bench: GatewayBench, configuration: GatewayConfiguration, logger: Logger = KafkaTestSupport.logger)
-        async throws
-    {
+    init(
+        _ bench: GatewayBench, configuration: GatewayConfiguration, store: (any ContextStore)? = nil,
+        logger: Logger = KafkaTestSupport.logger
+    ) async throws {
         let cache = ContextCache(
-            store: bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
+            store: store ?? bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
         let gateway = Gateway(
             configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: logger
         )
