@@ -30,8 +30,9 @@ for target in event:EventDecoderFuzzer predicate:PredicateFuzzer context:Context
     # New inputs go to the scratch corpus; the committed one is read only.
     (cd "$out" && "$binary" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
         -print_final_stats=1 "$work" "$corpus" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Fatal error|artifact_prefix|Test unit written)" || true)
-    if ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* >/dev/null 2>&1; then
-        echo "error: $name found a failing input: $(ls "$out"/crash-* "$out"/leak-* "$out"/timeout-* 2>/dev/null | head -3)" >&2
+    failures=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | head -3)
+    if [ -n "$failures" ]; then
+        echo "error: $name found a failing input: $failures" >&2
         exit 1
     fi
 done

@@ -116,3 +116,31 @@ struct PredicateLanguageTests {
         #expect(predicate.description == "SELF IN {'a', 'b'} AND NOT (SELF ==[cd] 'x' OR SELF LIKE 'w*')")
     }
 }
+
+@Suite("Predicate limits: nesting and size are bounded before any recursion can exhaust a stack")
+struct PredicateLimitTests {
+    @Test("64 levels of parentheses are accepted, 65 are refused as too-complex")
+    func nesting() throws {
+        let ok = String(repeating: "(", count: 64) + "SELF == 'a'" + String(repeating: ")", count: 64)
+        #expect(try FilterPredicate(ok).evaluate("a"))
+        let deep = String(repeating: "(", count: 65) + "SELF == 'a'" + String(repeating: ")", count: 65)
+        let error = #expect(throws: FilterPredicateError.self) { try FilterPredicate(deep) }
+        #expect(error?.code == .tooComplex && error?.position == 64)
+    }
+
+    @Test("what the fuzzer found: 4,000 nested array braces (or NOTs) are refused, not a stack overflow")
+    func fuzzerFindings() {
+        for text in [String(repeating: "{", count: 4000), String(repeating: "NOT ", count: 100_000) + "TRUEPREDICATE"] {
+            #expect(throws: FilterPredicateError.self) { try FilterPredicate("SELF IN " + text) }
+            #expect(throws: FilterPredicateError.self) { try FilterPredicate(text) }
+        }
+    }
+
+    @Test("long AND/OR chains: 500 comparisons pass, 100,000 are refused")
+    func chains() throws {
+        let chain = { (count: Int) in (0..<count).map { "SELF == '\($0)'" }.joined(separator: " OR ") }
+        #expect(try FilterPredicate(chain(500)).evaluate("499"))
+        let error = #expect(throws: FilterPredicateError.self) { try FilterPredicate(chain(100_000)) }
+        #expect(error?.code == .tooComplex)
+    }
+}

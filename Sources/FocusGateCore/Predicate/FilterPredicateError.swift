@@ -48,6 +48,10 @@ public struct FilterPredicateError: Error, Sendable, Hashable, CustomStringConve
         public static let argument = Code(rawValue: "argument")
         /// An unknown comparison modifier (only `[c]`, `[d]`, `[cd]`).
         public static let modifier = Code(rawValue: "modifier")
+        /// Nesting (parentheses, `NOT`, arrays) deeper than ``PredicateParser/maxDepth``, or more
+        /// than ``PredicateParser/maxTerms`` comparisons and connectives: refused before the
+        /// recursive passes over the expression could exhaust a thread's stack.
+        public static let tooComplex = Code(rawValue: "too-complex")
     }
 }
 

@@ -16,6 +16,14 @@ struct PredicateParser {
     private let arguments: [FilterArgument]
     private var argumentIndex = 0
     private(set) var warnings: [FilterPredicateWarning] = []
+    private var depth = 0
+    private var terms = 0
+
+    /// Deepest nesting of parentheses, `NOT` and arrays accepted.
+    static let maxDepth = 64
+    /// Most comparisons and connectives in one predicate (AND/OR chains make the expression
+    /// tree as deep as they are long).
+    static let maxTerms = 1000
 
     private init(text: String, arguments: [FilterArgument]) {
         self.lexer = PredicateLexer(text)
@@ -49,6 +57,7 @@ struct PredicateParser {
             let (right, rightIsAndChain) = try self.parseAnd()
             mixed = mixed || rightIsAndChain
             sawOr = true
+            try self.countTerm()
             left = .or(left, right)
         }
         if sawOr && mixed {
@@ -62,6 +71,7 @@ struct PredicateParser {
         var left = try self.parseNot()
         var isChain = false
         while try self.accept(word: "AND", symbol: "&&") {
+            try self.countTerm()
             left = .and(left, try self.parseNot())
             isChain = true
         }
@@ -70,6 +80,8 @@ struct PredicateParser {
 
     private mutating func parseNot() throws(FilterPredicateError) -> FilterExpression {
         if try self.accept(word: "NOT", symbol: "!") {
+            try self.enter()
+            defer { self.depth -= 1 }
             return .not(try self.parseNot())
         }
         return try self.parsePrimary()
@@ -77,13 +89,36 @@ struct PredicateParser {
 
     private mutating func parsePrimary() throws(FilterPredicateError) -> FilterExpression {
         if try self.acceptSymbol("(") {
+            try self.enter()
+            defer { self.depth -= 1 }
             let inner = try self.parseOr()
             guard try self.acceptSymbol(")") else { throw try self.unexpected("expected )") }
             return inner
         }
         if try self.acceptWord("TRUEPREDICATE") { return .constant(true) }
         if try self.acceptWord("FALSEPREDICATE") { return .constant(false) }
+        try self.countTerm()
         return .comparison(try self.parseComparison())
+    }
+
+    /// Goes one nesting level deeper (the token just taken opened it), refusing past ``maxDepth``.
+    private mutating func enter() throws(FilterPredicateError) {
+        self.depth += 1
+        guard self.depth <= Self.maxDepth else {
+            throw FilterPredicateError(
+                code: .tooComplex, position: self.tokens[self.index - 1].position,
+                message: "nesting deeper than \(Self.maxDepth) levels")
+        }
+    }
+
+    /// Counts a comparison or connective, refusing past ``maxTerms``.
+    private mutating func countTerm() throws(FilterPredicateError) {
+        self.terms += 1
+        guard self.terms <= Self.maxTerms else {
+            throw FilterPredicateError(
+                code: .tooComplex, position: try self.current().position,
+                message: "more than \(Self.maxTerms) comparisons and connectives")
+        }
     }
 
     // MARK: - Comparisons
@@ -159,6 +194,8 @@ struct PredicateParser {
             return self.arguments[self.argumentIndex].operand
         case .symbol("{"):
             self.index += 1
+            try self.enter()
+            defer { self.depth -= 1 }
             var elements: [FilterOperand] = []
             if try self.acceptSymbol("}") { return .array(elements) }
             repeat {
