@@ -210,7 +210,7 @@ public struct AdminAPI: Sendable {
         let explanation: DecisionExplanation
         do {
             explanation = try DecisionExplanation(
-                event: event, context: focusContext, nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+                event: event, context: focusContext, nowMilliseconds: WallClock.nowMilliseconds())
         } catch {
             throw Self.contextError(error)
         }

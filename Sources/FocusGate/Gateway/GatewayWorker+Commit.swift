@@ -11,7 +11,7 @@ extension GatewayWorker {
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
     func commit() throws(KafkaError) {
         let owned = self.partitions.keys.sorted()
-        let changed = owned.filter { !self.partitions[$0]!.state.changedUsers.isEmpty }
+        let changed = owned.filter { self.partitions[$0]!.state.hasChanges }
         let offsets = owned.compactMap { partition -> KafkaTopicPartition? in
             guard let progress = self.partitions[partition], progress.hasUncommittedOffsets, let next = progress.next
             else { return nil }

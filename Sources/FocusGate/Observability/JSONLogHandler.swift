@@ -36,7 +36,7 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var object: [String: Any] = [
-            "ts": Self.timestamp(),
+            "ts": Timestamp.rfc3339(milliseconds: WallClock.nowMilliseconds()),
             "level": event.level.rawValue,
             "logger": self.label,
             "msg": event.message.description,
@@ -62,12 +62,6 @@ public struct JSONLogHandler: LogHandler {
         case .array(let array): return array.map(Self.json)
         case .dictionary(let dictionary): return dictionary.mapValues(Self.json)
         }
-    }
-
-    private static func timestamp() -> String {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Timestamp.rfc3339(milliseconds: Int64(time.tv_sec) * 1000 + Int64(time.tv_nsec) / 1_000_000)
     }
 }
 

@@ -111,7 +111,12 @@ public struct PartitionState {
 
     // MARK: - Transactions
 
-    /// Users changed since the last ``commit()`` or ``rollback()``.
+    /// Whether any user changed since the last ``commit()`` or ``rollback()``.
+    public var hasChanges: Bool {
+        !self.saved.isEmpty
+    }
+
+    /// Users changed since the last ``commit()`` or ``rollback()``, for the changelog.
     public var changedUsers: [String] {
         Array(self.saved.keys)
     }
