@@ -16,10 +16,11 @@ final class GatewayBench: Sendable {
     let databasePath: String
     let store: SQLiteContextStore
 
-    init(partitions: Int = 4) async throws {
+    init(partitions: Int = 4, brokers: Int = 1) async throws {
         self.partitions = partitions
         self.broker = try EmbeddedKafkaBroker(
-            topics: TopicNames().specifications(partitions: partitions), logger: KafkaTestSupport.logger)
+            brokerCount: brokers, topics: TopicNames().specifications(partitions: partitions),
+            logger: KafkaTestSupport.logger)
         self.databasePath = NSTemporaryDirectory() + "focusgate-gateway-\(UUID().uuidString).sqlite"
         self.store = try await SQLiteContextStore.open(path: self.databasePath, logger: KafkaTestSupport.logger)
     }

@@ -29,12 +29,13 @@ public struct GatewayConfiguration: Sendable {
     /// id and a random instance tag.
     public var transactionalIDPrefix: String?
     /// `delivery.commitGroupOffsets`: in exactly-once mode, also commit the offsets through the
-    /// consumer group once each transaction has committed.
+    /// consumer group, with each transaction.
     ///
     /// The embedded broker (librdkafka 2.0.2's mock cluster) accepts offsets sent with a
     /// transaction but does not store them; with this set, a restarted gateway resumes where the
-    /// last transaction ended. Redundant on a real cluster (the transaction already committed the
-    /// same offsets; a failure is only logged). Default: `false`; `serve` turns it on when it
+    /// last transaction ended. They are committed just before the transaction, and a failure aborts
+    /// it, as a real cluster's offset commit inside the transaction would. Redundant on a real
+    /// cluster (the transaction carries the same offsets). Default: `false`; `serve` turns it on when it
     /// starts the embedded broker.
     public var commitGroupOffsets = false
     /// How long a transaction commit, flush or abort may take before it counts as failed. Default: 30 s.

@@ -11,6 +11,7 @@ public struct GatewayMetrics: Sendable {
     let badgeUpdates: Counter
     let committed: Counter
     let aborted: Counter
+    let replayed: Counter
     let rebalances: Counter
     let stateRecords: Counter
     let decisionLatency: DurationHistogram
@@ -53,6 +54,11 @@ public struct GatewayMetrics: Sendable {
             "transactions", unit: "total", "Commits of outputs, state and offsets, by result.")
         self.committed = registry.makeCounter(descriptor: transactions, labels: [("result", "committed")])
         self.aborted = registry.makeCounter(descriptor: transactions, labels: [("result", "aborted")])
+        self.replayed = registry.makeCounter(
+            descriptor: .focusgate(
+                "replayed_records", unit: "total",
+                "Records processed again because an abort rewound them to the last commit (exactly-once: their first outputs were aborted; at-least-once: they may be repeated)."
+            ))
         self.stateRecords = registry.makeCounter(
             descriptor: .focusgate(
                 "state_records", unit: "total",

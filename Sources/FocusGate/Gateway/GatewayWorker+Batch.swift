@@ -38,6 +38,9 @@ extension GatewayWorker {
 
         // Pass 2: decide, update state, produce.
         var counts = BatchCounts()
+        var processed = 0
+        // Counted even when a produce error cuts the batch short: the abort replays these too.
+        defer { self.processedSinceCommit += processed }
         for (position, record) in batch.enumerated() {
             let source = {
                 KafkaHeader(name: "focusgate-source", value: "\(sourcePrefix)\(record.partition)/\(record.offset)")
@@ -46,6 +49,7 @@ extension GatewayWorker {
             case .skipped:
                 continue
             case .invalid(let error):
+                processed += 1
                 try self.producer.produce(
                     topic: self.deadLetters, key: record.key, value: record.value,
                     headers: [
@@ -56,6 +60,7 @@ extension GatewayWorker {
                 )
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
+                processed += 1
                 let lookup = contexts[user]
                 var context: CompiledFocusContext?
                 if case .available(let found) = lookup { context = found }

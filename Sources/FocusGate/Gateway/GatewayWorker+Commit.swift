@@ -34,6 +34,13 @@ extension GatewayWorker {
         }
         if self.configuration.deliveryMode == .exactlyOnce {
             if !offsets.isEmpty {
+                if self.configuration.commitGroupOffsets {
+                    // The embedded broker keeps no transactional offsets: the group's own commit
+                    // stands in, before the transaction commits, and its failure (ILLEGAL_GENERATION
+                    // in a rebalance) aborts the transaction, as a real cluster's offset commit
+                    // inside the transaction would. The new owner then replays from these offsets.
+                    try self.consumer.commit(offsets)
+                }
                 let group = try self.consumer.groupMetadata()
                 try self.retrying { () throws(KafkaError) in
                     try self.producer.sendOffsetsToTransaction(
@@ -57,18 +64,10 @@ extension GatewayWorker {
                 self.partitions[partition]!.committed = next
             }
         }
+        self.processedSinceCommit = 0
         self.directory.publish(published)
         self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(published.count))
-        if self.configuration.deliveryMode == .exactlyOnce && self.configuration.commitGroupOffsets {
-            // Committed already, inside the transaction: a failure here loses nothing.
-            do {
-                try self.consumer.commit(offsets)
-            } catch {
-                self.logger.warning(
-                    "group offset commit after the transaction failed", metadata: ["kafka.error": "\(error)"])
-            }
-        }
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction
@@ -79,6 +78,8 @@ extension GatewayWorker {
     func abortAndRewind(after error: KafkaError) throws(KafkaError) {
         self.logger.warning("aborting and rewinding to the last commit", metadata: ["kafka.error": "\(error)"])
         self.metrics.aborted.increment()
+        self.metrics.replayed.increment(by: Int64(self.processedSinceCommit))
+        self.processedSinceCommit = 0
         if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
             do {
                 try self.retrying { () throws(KafkaError) in

@@ -47,6 +47,8 @@ final class GatewayWorker {
     let deliveries = DeliveryLog()
     var partitions: [Int32: Partition] = [:]
     var transactionOpen = false
+    /// Records processed since the last commit: what an abort sends back to be processed again.
+    var processedSinceCommit = 0
     /// An error raised inside the rebalance hook, rethrown by the loop.
     var hookFailure: KafkaError?
     var expirations = Heap<Expiration>()

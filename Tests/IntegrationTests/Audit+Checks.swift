@@ -1,0 +1,76 @@
+import FocusGateCore
+import FocusGateKafka
+import Testing
+
+// MARK: - The auditor's checks
+
+extension Audit {
+    /// What one audit found, printed by the fault tests.
+    struct Findings: CustomStringConvertible {
+        var inputs: Int
+        var missing: Int
+        var unexpected: Int
+        /// Outputs beyond the first per input (the mock broker shows aborted outputs too).
+        var repeatedOutputs: Int
+        var orderViolations: Int
+        var badgeMismatches: Int
+
+        var description: String {
+            "\(self.inputs) inputs, \(self.missing) missing, \(self.unexpected) unexpected, \(self.repeatedOutputs) repeated outputs, \(self.orderViolations) order violations, \(self.badgeMismatches) badge mismatches"
+        }
+    }
+
+    /// Audits the outputs against the inputs that produced them:
+    /// - every input has an outcome (delivered, silenced or DLQ) and nothing else came out;
+    /// - per user and output topic, first outputs come in input order;
+    /// - repeated outputs number at most `replayed`, the records the gateway itself counted as
+    ///   processed again after an abort (`focusgate_replayed_records_total`): in exactly-once mode a
+    ///   real cluster hides them (the embedded broker writes no abort markers); in at-least-once
+    ///   mode they are the duplicates the mode allows;
+    /// - the last badge record per (user, app) equals a recomputation from the inputs.
+    @discardableResult
+    func check(
+        against records: [(key: String?, value: String)], replayed: Double,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> Findings {
+        let expected = EmbeddedBrokerTests.GatewayRestartTests.outputIDs(records)
+        let position = Dictionary(expected.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        let outputs = self.outputsByID
+        let missing = Set(expected).subtracting(outputs.keys)
+        let unexpected = Set(outputs.keys).subtracting(expected)
+        let repeated = outputs.values.reduce(0) { $0 + $1.count - 1 }
+
+        var violations: [String] = []
+        for (topic, isDeadLetters) in [(self.delivered, false), (self.silenced, false), (self.deadLetters, true)] {
+            var lastPosition: [String: Int] = [:]
+            var seen = Set<String>()
+            for message in topic {
+                let id = isDeadLetters ? (message.valueString ?? "") : (Self.id(of: message) ?? "?")
+                guard seen.insert(id).inserted, let index = position[id] else { continue }
+                let user = message.keyString ?? ""
+                if let last = lastPosition[user], last > index { violations.append("\(user): \(id)") }
+                lastPosition[user] = index
+            }
+        }
+        let expectedBadges = Events.expectedBadges(records)
+        let finalBadges = self.finalBadges
+        let badgeMismatches = Set(expectedBadges.keys).union(finalBadges.keys).filter {
+            expectedBadges[$0] != finalBadges[$0]
+        }
+
+        #expect(missing.isEmpty, "no input lost: \(missing.sorted().prefix(5))", sourceLocation: sourceLocation)
+        #expect(
+            unexpected.isEmpty, "no output without an input: \(unexpected.prefix(5))", sourceLocation: sourceLocation)
+        #expect(violations.isEmpty, "per-user order kept: \(violations.prefix(5))", sourceLocation: sourceLocation)
+        #expect(
+            Double(repeated) <= replayed,
+            "\(repeated) repeated outputs, but the gateway counted only \(Int(replayed)) replayed records",
+            sourceLocation: sourceLocation)
+        #expect(
+            badgeMismatches.isEmpty, "badges equal a recomputation: \(badgeMismatches.sorted().prefix(5))",
+            sourceLocation: sourceLocation)
+        return Findings(
+            inputs: expected.count, missing: missing.count, unexpected: unexpected.count, repeatedOutputs: repeated,
+            orderViolations: violations.count, badgeMismatches: badgeMismatches.count)
+    }
+}

@@ -1,0 +1,158 @@
+import FocusGate
+import FocusGateKafka
+import Foundation
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// Broker faults injected through the embedded broker's API while the gateway is under load,
+    /// each followed by a full audit of the outputs (``Audit/check(against:replayed:sourceLocation:)``).
+    @Suite("Gateway under broker faults, audited")
+    struct GatewayFaultTests {
+        typealias Stream = GatewayRestartTests
+
+        /// A fault: what to break while records flow, and how to mend it.
+        struct Fault: Sendable, CustomTestStringConvertible {
+            var name: String
+            var mode: GatewayConfiguration.DeliveryMode = .exactlyOnce
+            /// How long the fault lasts under load before `heal` runs.
+            var duration: Duration = .seconds(2)
+            /// The fault must make the gateway abort and replay (checked, so the fault surely hit it).
+            var aborts = false
+            var inject: @Sendable (EmbeddedKafkaBroker) throws -> Void
+            var heal: @Sendable (EmbeddedKafkaBroker) throws -> Void = { _ in }
+
+            var testDescription: String { "\(self.name) (\(self.mode))" }
+        }
+
+        static let group = "focusgate"
+        static let transactionalID = "faults-0"
+        static let brokers: Int32 = 3
+
+        /// Every partition of every FocusGate topic led by `broker`.
+        static func moveLeaders(_ broker: EmbeddedKafkaBroker, to brokerID: Int32) throws {
+            for topic in TopicNames().specifications(partitions: 4).map(\.name) {
+                for partition in 0..<Int32(4) {
+                    try broker.setPartitionLeader(topic: topic, partition: partition, broker: brokerID)
+                }
+            }
+        }
+
+        static func code(_ raw: Int32) -> KafkaError.Code { KafkaError.Code(rawValue: raw) }
+
+        static let faults: [Fault] = [
+            Fault(name: "broker 2 down, then up") {
+                try $0.setBroker(2, up: false)
+            } heal: {
+                try $0.setBroker(2, up: true)
+            },
+            Fault(name: "every broker down, then up", mode: .atLeastOnce) { broker in
+                for id in 1...Self.brokers { try broker.setBroker(id, up: false) }
+            } heal: { broker in
+                for id in 1...Self.brokers { try broker.setBroker(id, up: true) }
+            },
+            // NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT, KAFKA_STORAGE_ERROR: retried by the idempotent producer.
+            Fault(name: "Produce errors") { try $0.pushRequestErrors(.produce, [6, 7, 56, 6, 7].map(Self.code)) },
+            Fault(name: "Produce errors", mode: .atLeastOnce) {
+                try $0.pushRequestErrors(.produce, [6, 7, 56, 6, 7].map(Self.code))
+            },
+            Fault(name: "Fetch errors") { try $0.pushRequestErrors(.fetch, [6, 7, 6, 7, 6, 7, 6, 7].map(Self.code)) },
+            // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT, REBALANCE_IN_PROGRESS.
+            Fault(name: "OffsetCommit errors", mode: .atLeastOnce, aborts: true) {
+                try $0.pushRequestErrors(.offsetCommit, [15, 16, 7, 27].map(Self.code))
+            },
+            Fault(name: "TxnOffsetCommit errors") {
+                try $0.pushRequestErrors(.transactionOffsetCommit, [15, 16, 51].map(Self.code))
+            },
+            // CONCURRENT_TRANSACTIONS is retried; TOPIC_AUTHORIZATION_FAILED makes the transaction abortable.
+            Fault(name: "AddPartitionsToTxn errors", aborts: true) {
+                try $0.pushRequestErrors(.addPartitionsToTransaction, [51, 51, 29].map(Self.code))
+            },
+            Fault(name: "EndTxn errors") { try $0.pushRequestErrors(.endTransaction, [15, 16, 51].map(Self.code)) },
+            Fault(name: "group and transaction coordinators move") { broker in
+                try broker.setCoordinator(.group, key: Self.group, broker: 2)
+                try broker.setCoordinator(.transaction, key: Self.transactionalID, broker: 3)
+            } heal: { broker in
+                try broker.setCoordinator(.group, key: Self.group, broker: 3)
+                try broker.setCoordinator(.transaction, key: Self.transactionalID, broker: 1)
+            },
+            Fault(name: "partition leaders move") {
+                try Self.moveLeaders($0, to: 2)
+            } heal: {
+                try Self.moveLeaders($0, to: 3)
+            },
+            Fault(name: "slow brokers: 300 ms round trips") { broker in
+                for id in 1...Self.brokers { try broker.setRoundTripTime(.milliseconds(300), broker: id) }
+            } heal: { broker in
+                for id in 1...Self.brokers { try broker.setRoundTripTime(.zero, broker: id) }
+            },
+        ]
+
+        @Test(
+            "the fault is survived: nothing lost, order kept, repeats only where counted, badges exact",
+            arguments: faults)
+        func survives(_ fault: Fault) async throws {
+            let bench = try await GatewayBench(brokers: Int(Self.brokers))
+            var configuration = bench.configuration(mode: fault.mode)
+            configuration.transactionalIDPrefix = "faults"
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            let records = Stream.stream(2000)
+            let producing = Stream.produceInBackground(bench, records, chunks: 20)
+            try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 400 }
+
+            try fault.inject(bench.broker)
+            try await Task.sleep(for: fault.duration)
+            try fault.heal(bench.broker)
+            try await producing.value
+
+            let audit = try await bench.settled(records: records.count, timeout: .seconds(90))
+            let replayed = instance.metric("focusgate_replayed_records_total")
+            let findings = audit.check(against: records, replayed: replayed)
+            let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
+            if fault.aborts {
+                #expect(aborted >= 1 && replayed >= 1, "the fault reached the gateway: it aborted and replayed")
+            }
+            print(
+                "fault audit [\(fault.testDescription)]: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed"
+            )
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("three instances join and leave under load: nothing lost, order kept, repeats only where counted")
+        func threeInstancesRebalancing() async throws {
+            let bench = try await GatewayBench()
+            let records = Stream.stream(4000)
+            var instances = [try await InProcessGateway(bench, configuration: bench.configuration())]
+            let producing = Stream.produceInBackground(bench, records, chunks: 40)
+            @Sendable func consumed(_ members: [InProcessGateway]) -> Double {
+                members.reduce(0) { $0 + $1.metric("focusgate_events_consumed_total") }
+            }
+            for target in [600.0, 1200.0] {
+                let members = instances
+                try await members[0].waitUntil({ consumed(members) >= target }, timeout: .seconds(60))
+                let joining = try await InProcessGateway(bench, configuration: bench.configuration())
+                try await joining.waitUntil { joining.gateway.assignedPartitions > 0 }
+                instances.append(joining)
+            }
+            let members = instances
+            try await members[0].waitUntil({ consumed(members) >= 3000 }, timeout: .seconds(60))
+            try await instances[1].stop()  // a member leaves while records flow
+            try await producing.value
+
+            let audit = try await bench.settled(records: records.count, timeout: .seconds(90))
+            let committed = try bench.committedOffsets().values.reduce(0, +)
+            #expect(committed == Int64(records.count), "the group's offsets caught up with every input")
+            let replayed = instances.reduce(0) { $0 + $1.metric("focusgate_replayed_records_total") }
+            let findings = audit.check(against: records, replayed: replayed)
+            let rebalances = instances.map { Int($0.metric("focusgate_rebalances_total")) }
+            let shares = instances.map { Int($0.metric("focusgate_events_consumed_total")) }
+            print(
+                "three-instance audit: \(findings); consumed \(shares), rebalances \(rebalances), \(Int(replayed)) replayed"
+            )
+            #expect(shares.allSatisfy { $0 > 0 }, "every instance owned partitions under load")
+            try await instances[0].stop()
+            try await instances[2].stop()
+            await bench.shutdown()
+        }
+    }
+}
