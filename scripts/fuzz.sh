@@ -24,12 +24,15 @@ for target in event:EventDecoderFuzzer predicate:PredicateFuzzer context:Context
         swiftc "${flags[@]}" $core_sources "$root/Fuzz/$file.swift" -o "$binary" 2> >(grep -v "Cannot export local symbol" >&2)
     fi
     corpus="$root/Tests/FuzzCorpus/$name"
+    seeds=("$corpus")
+    # The event decoder also starts from the bad-input corpus run end to end by the tests.
+    if [ "$name" = event ]; then seeds+=("$root/Tests/BadInputCorpus/events"); fi
     work="$out/corpus-$name"
     mkdir -p "$work"
-    echo "fuzzing $name for ${seconds}s (seed corpus: $(ls "$corpus" | wc -l) inputs)"
-    # New inputs go to the scratch corpus; the committed one is read only.
+    echo "fuzzing $name for ${seconds}s (seed corpus: $(find "${seeds[@]}" -type f | wc -l) inputs)"
+    # New inputs go to the scratch corpus; the committed ones are read only.
     (cd "$out" && "$binary" -max_total_time="$seconds" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
-        -print_final_stats=1 "$work" "$corpus" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Fatal error|artifact_prefix|Test unit written)" || true)
+        -print_final_stats=1 "$work" "${seeds[@]}" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Fatal error|artifact_prefix|Test unit written)" || true)
     failures=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | head -3)
     if [ -n "$failures" ]; then
         echo "error: $name found a failing input: $failures" >&2

@@ -41,6 +41,20 @@ enum KafkaTestSupport {
         partition: Int32? = nil,
         headers: [KafkaHeader] = []
     ) throws -> [DeliveryOutcome] {
+        try self.produce(
+            broker, topic: topic,
+            bytes: records.map { ($0.key.map { Array($0.utf8) }, $0.value.map { Array($0.utf8) }) },
+            partition: partition, headers: headers)
+    }
+
+    /// Produces raw `bytes` records (key, value; `nil` is absent) and waits for every delivery report.
+    static func produce(
+        _ broker: EmbeddedKafkaBroker,
+        topic: String,
+        bytes records: [(key: [UInt8]?, value: [UInt8]?)],
+        partition: Int32? = nil,
+        headers: [KafkaHeader] = []
+    ) throws -> [DeliveryOutcome] {
         let reports = DeliveryLog()
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers),
@@ -49,9 +63,8 @@ enum KafkaTestSupport {
         )
         for (index, record) in records.enumerated() {
             try producer.produce(
-                topic: topic, partition: partition,
-                key: record.key.map { Array($0.utf8) }, value: record.value.map { Array($0.utf8) },
-                headers: headers, deliveryID: UInt64(index + 1)
+                topic: topic, partition: partition, key: record.key, value: record.value, headers: headers,
+                deliveryID: UInt64(index + 1)
             )
         }
         try producer.flush(timeout: .seconds(20))
