@@ -4,7 +4,7 @@ SWIFT ?= swift
 PORT ?= 9092
 PARTITIONS ?= 8
 
-.PHONY: fuzz all deps build release run test bench format lint clean
+.PHONY: fuzz soak all deps build release run test bench format lint clean
 
 all: build
 
@@ -37,6 +37,10 @@ bench: release
 	.build/release/KafkaPipeBenchmark
 	.build/release/ContextBenchmark
 	.build/release/GatewayBenchmark
+
+## soak: steady load through focusgate serve for SOAK_SECONDS (600) at SOAK_RATE (5000/s); memory and lag over time
+soak: release
+	.build/release/Soak
 
 ## fuzz: libFuzzer targets (event decoder, predicate parser, context decoder), FUZZ_SECONDS each
 fuzz:

@@ -118,11 +118,17 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore",
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/GatewayBenchmark",
+            swiftSettings: strictSwift
+        ),
+
+        .executableTarget(
+            name: "Soak",
+            dependencies: ["FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport"],
+            path: "Benchmarks/Soak",
             swiftSettings: strictSwift
         ),
 

@@ -1,4 +1,5 @@
-// End-to-end figures of the notification pipeline on the embedded broker, in one run:
+// End-to-end figures of the notification pipeline on the embedded broker, in one run, with
+// `focusgate serve` (the release binary next to this one) as a child process:
 // - throughput of the gateway against a raw pass-through (consume → produce unchanged, same
 //   topics, partitions, batching and commit interval, no logic), at-least-once and exactly-once;
 // - latency at a fixed offered rate (half the measured maximum), record timestamp to output readable;
@@ -13,14 +14,17 @@ import FocusGateKafka
 import FocusGateStore
 import Foundation
 import Logging
-import Prometheus
+import FocusGateTestSupport
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
-let recordCount = arguments.first ?? 200_000
+let recordCount = arguments.first ?? 100_000
 let rounds = arguments.dropFirst().first ?? 3
 let partitions = 16
 let users = 100_000
+/// Records before the measured ones: every user once, so that the gateway's cache holds their
+/// contexts (steady state). The raw pass-through is measured over the same records.
+let warmup = users
 let commitInterval = Duration.milliseconds(250)
 let logger: Logger = {
     guard ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil else {
@@ -97,8 +101,8 @@ func produce(topic: String, range: Range<Int>) throws {
 
 let input = "bench-notifications"
 try broker.createTopic(.init(name: input, partitions: partitions))
-try produce(topic: input, range: 0..<recordCount)
-log("preloaded \(recordCount) records")
+try produce(topic: input, range: 0..<(warmup + recordCount))
+log("preloaded \(warmup) warm-up and \(recordCount) measured records")
 
 // The embedded broker holds a fetch for the whole fetch.wait.max.ms when it has no data at the
 // moment of the request (a real broker answers as soon as data arrives): keep the wait short, as
@@ -112,8 +116,12 @@ func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
 // MARK: - Raw pass-through
 
 /// Consume → produce unchanged to the delivered topic; commits like the gateway. Returns records/s
-/// from the first processed batch to the last.
-func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> Double {
+/// over the records after the warm-up ones, as for the gateway.
+///
+/// With `producing` above 1, every input record is also produced again (to the badges topic) so
+/// that as many records come out per record in as the gateway writes (outputs, badge updates,
+/// state changelog): the cost of the gateway's output volume alone, without its logic.
+func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode, producing: Double = 1) async throws -> Double {
     let group = "raw-\(nextRun())"
     return try await DedicatedThread.run(name: "raw") {
         var consumerConfiguration = KafkaConsumerConfiguration(
@@ -129,6 +137,8 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> D
         }
         if mode == .exactlyOnce { try producer.initTransactions(timeout: .seconds(30)) }
         let output = try producer.topic(TopicNames().delivered)
+        let extraOutput = try producer.topic(TopicNames().badges)
+        var extraDue = 0.0
         let consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         try consumer.subscribe([input])
         var consumed = 0
@@ -151,7 +161,8 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> D
                 try consumer.commit(offsets)
             }
         }
-        while consumed < recordCount {
+        var first = 0
+        while consumed < warmup + recordCount {
             try consumer.consumeBatch(maxRecords: 2048, timeout: .milliseconds(100)) { batch in
                 guard !batch.isEmpty else { return }
                 if mode == .exactlyOnce && !open {
@@ -160,10 +171,18 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> D
                 }
                 for record in batch {
                     try producer.produce(topic: output, key: record.key, value: record.value)
+                    extraDue += producing - 1
+                    while extraDue >= 1 {
+                        try producer.produce(topic: extraOutput, key: record.key, value: record.value)
+                        extraDue -= 1
+                    }
                     next[record.partition] = record.offset + 1
                 }
                 consumed += batch.count
-                if start == nil { start = ContinuousClock.now }
+                if start == nil && consumed >= warmup {
+                    start = ContinuousClock.now
+                    first = consumed
+                }
             }
             producer.poll()
             if ContinuousClock.now >= nextCommit {
@@ -174,104 +193,117 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode) async throws -> D
         let elapsed = (ContinuousClock.now - start!) / .seconds(1)
         try commit()
         consumer.close()
-        return Double(consumed) / elapsed
+        return Double(consumed - first) / elapsed
     }
 }
 
-// MARK: - The gateway
+// MARK: - The gateway: `focusgate serve` processes
 
-final class Instance: Sendable {
-    let gateway: Gateway
-    let task: Task<Void, any Error>
-    let registry = PrometheusCollectorRegistry()
+/// One `focusgate serve` process (the release binary next to this one) against the benchmark's
+/// broker and store, on its own group, input and state topics.
+final class Instance {
+    let serve: ServeProcess
+
+    init(_ settings: Settings) async throws {
+        self.serve = try ServeProcess(
+            executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: path,
+            logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
+            environment: settings.environment, standardError: FileHandle.standardError)
+        guard try await self.serve.waitUntilReady(timeout: .seconds(60)) else {
+            fatalError("focusgate serve did not become ready")
+        }
+    }
 
     /// The sum of a metric's samples.
-    func metric(_ name: String) -> Double {
-        self.registry.emitToString().split(separator: "\n")
-            .filter { $0.hasPrefix(name + " ") || $0.hasPrefix(name + "{") }
-            .compactMap { Double($0.split(separator: " ").last ?? "") }
-            .reduce(0, +)
+    func metric(_ name: String) async -> Double {
+        await self.serve.metrics().filter { $0.key == name || $0.key.hasPrefix(name + "{") }.values.reduce(0, +)
     }
+
+    var consumed: Int { get async { Int(await self.metric("focusgate_events_consumed_total")) } }
 
     /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
     var producedPerConsumed: Double {
-        let produced = [
-            "focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total",
-            "focusgate_state_records_total",
-        ]
-        .map(self.metric).reduce(0, +)
-        return produced / max(1, self.metric("focusgate_events_consumed_total"))
-    }
-
-    init(_ configuration: GatewayConfiguration, warm: Bool) async throws {
-        let registry = self.registry
-        let cache = ContextCache(store: store, metrics: ContextCacheMetrics(registry: registry), logger: logger)
-        if warm {
-            // Steady state: the users' contexts are in memory (a cold start loads them from the store).
-            _ = try await DedicatedThread.run(name: "warm") {
-                for start in stride(from: 0, to: users, by: 1000) {
-                    _ = cache.resolve((start..<min(start + 1000, users)).map { "u-\($0)" })
-                }
+        get async {
+            var produced = 0.0
+            for name in [
+                "focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total",
+                "focusgate_state_records_total",
+            ] {
+                produced += await self.metric(name)
             }
+            return produced / max(1, await self.metric("focusgate_events_consumed_total"))
         }
-        let gateway = Gateway(
-            configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: registry), logger: logger)
-        self.gateway = gateway
-        self.task = Task { try await gateway.run() }
     }
 
-    func stop() async throws {
-        self.task.cancel()
-        try await self.task.value
+    func stop() {
+        let status = self.serve.stop(SIGTERM)
+        precondition(status == 0, "focusgate serve exited with \(status)")
     }
 }
 
-func gatewayConfiguration(_ mode: GatewayConfiguration.DeliveryMode, input: String, workers: Int = 1) throws
-    -> GatewayConfiguration
+/// What a benchmark instance is told through `FOCUSGATE_*` variables.
+struct Settings {
+    var environment: [String: String]
+}
+
+func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1) throws
+    -> Settings
 {
     let run = nextRun()
-    var configuration = GatewayConfiguration(bootstrapServers: broker.bootstrapServers)
-    configuration.topics.notifications = input
-    configuration.topics.state = "bench-state-\(run)"
-    try broker.createTopic(.compacted(configuration.topics.state, partitions: partitions))
-    configuration.groupID = "gateway-\(run)"
-    configuration.deliveryMode = mode
-    configuration.commitInterval = commitInterval
-    configuration.commitGroupOffsets = true
-    configuration.workers = workers
-    configuration.sessionTimeout = .seconds(6)
-    configuration.kafkaProperties = kafkaProperties
-    return configuration
+    let state = "bench-state-\(run)"
+    try broker.createTopic(.compacted(state, partitions: partitions))
+    var environment = [
+        "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
+        "FOCUSGATE_TOPICS_STATE": state,
+        "FOCUSGATE_KAFKA_GROUPID": group ?? "gateway-\(run)",
+        "FOCUSGATE_DELIVERY_MODE": mode.description,
+        "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
+        "FOCUSGATE_COMMIT_INTERVALMS": String(
+            commitInterval.components.seconds * 1000 + commitInterval.components.attoseconds / 1_000_000_000_000_000),
+        "FOCUSGATE_WORKERS": String(workers),
+        "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
+    ]
+    for (key, value) in kafkaProperties {
+        environment["FOCUSGATE_KAFKA_PROPERTIES_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
+    }
+    return Settings(environment: environment)
 }
 
-/// Runs instances over the preloaded input; returns records/s from the first processed batch to the last.
+/// Runs `focusgate serve` over the preloaded input: the first `warmup` records put every user's
+/// context in its cache (steady state); returns records/s over the rest.
 func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double)
 {
-    let instance = try await Instance(try gatewayConfiguration(mode, input: input), warm: true)
-    while instance.gateway.consumedRecords == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    let instance = try await Instance(try settings(mode, input: input))
+    var consumed = await instance.consumed
+    while consumed < warmup {
+        try await Task.sleep(for: .milliseconds(2))
+        consumed = await instance.consumed
+    }
     let start = ContinuousClock.now
-    let first = instance.gateway.consumedRecords
+    let first = consumed
     var trace: [String] = []
     var lastTrace = ContinuousClock.now
-    while instance.gateway.consumedRecords < recordCount {
-        try await Task.sleep(for: .milliseconds(1))
+    while consumed < warmup + recordCount {
+        try await Task.sleep(for: .milliseconds(2))
+        consumed = await instance.consumed
         if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil,
             ContinuousClock.now - lastTrace > .milliseconds(100)
         {
             lastTrace = ContinuousClock.now
-            trace.append("\(instance.gateway.consumedRecords)")
+            trace.append("\(consumed)")
         }
     }
+    let elapsed = (ContinuousClock.now - start) / .seconds(1)
     if !trace.isEmpty {
         log("progress every 100 ms: \(trace.joined(separator: " "))")
         log(
-            "cache hits \(instance.metric("focusgate_context_cache_hits_total")) misses \(instance.metric("focusgate_context_cache_misses_total")) load seconds \(instance.metric("focusgate_context_load_seconds_sum"))"
+            "cache hits \(await instance.metric("focusgate_context_cache_hits_total")) misses \(await instance.metric("focusgate_context_cache_misses_total")) load seconds \(await instance.metric("focusgate_context_load_seconds_sum"))"
         )
     }
-    let elapsed = (ContinuousClock.now - start) / .seconds(1)
-    let rate = Double(instance.gateway.consumedRecords - first) / elapsed
-    try await instance.stop()
-    return (rate, instance.producedPerConsumed)
+    let rate = Double(consumed - first) / elapsed
+    let amplification = await instance.producedPerConsumed
+    instance.stop()
+    return (rate, amplification)
 }
 
 // MARK: - Throughput: raw against gateway, alternating
@@ -279,13 +311,17 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
 var raw: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 var gateway: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 var amplification: [GatewayConfiguration.DeliveryMode: Double] = [:]
+var rawAmplified: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 for round in 1...rounds {
     for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
         raw[mode, default: []].append(try await rawPassThrough(mode))
         let measured = try await gatewayRate(mode)
         gateway[mode, default: []].append(measured.rate)
         amplification[mode] = measured.producedPerConsumed
-        log("round \(round) \(mode): raw \(format(raw[mode]!.last!)) gateway \(format(gateway[mode]!.last!)) records/s")
+        rawAmplified[mode, default: []].append(try await rawPassThrough(mode, producing: measured.producedPerConsumed))
+        log(
+            "round \(round) \(mode): raw \(format(raw[mode]!.last!)), raw producing as much as the gateway \(format(rawAmplified[mode]!.last!)), gateway \(format(gateway[mode]!.last!)) records/s"
+        )
     }
 }
 for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exactlyOnce, 0.9)] {
@@ -308,6 +344,18 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
             String(format: "%.2f", amplification[mode] ?? 0),
             #"{"benchmark":"gateway-produced-per-consumed","mode":"\#(mode)","ratio":\#(String(format: "%.3f", amplification[mode] ?? 0))}"#
         ))
+    let amplifiedRate = median(rawAmplified[mode]!)
+    rows.append(
+        (
+            "raw pass-through producing as many records as the gateway, \(mode)",
+            "\(format(amplifiedRate)) records/s (\(String(format: "%.3f", amplifiedRate / rawRate)) of raw)",
+            #"{"benchmark":"raw-pass-through-amplified","mode":"\#(mode)","produced_per_consumed":\#(String(format: "%.3f", amplification[mode] ?? 0)),"records_per_s":\#(format(amplifiedRate)),"ratio_to_raw":\#(String(format: "%.4f", amplifiedRate / rawRate))}"#
+        ))
+    rows.append(
+        (
+            "gateway / raw producing as much, \(mode)", String(format: "%.3f", gatewayRate / amplifiedRate),
+            #"{"benchmark":"gateway-ratio-to-amplified","mode":"\#(mode)","ratio":\#(String(format: "%.4f", gatewayRate / amplifiedRate))}"#
+        ))
     rows.append(
         (
             "gateway / raw, \(mode) (goal ≥ \(goal))", String(format: "%.3f", ratio),
@@ -320,27 +368,44 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
 func scaleRate(instances count: Int, workers: Int) async throws -> Double {
     let topic = "bench-scale-\(nextRun())"
     try broker.createTopic(.init(name: topic, partitions: partitions))
-    let configuration = try gatewayConfiguration(.atLeastOnce, input: topic, workers: workers)
+    let shared = try settings(.atLeastOnce, input: topic, workers: workers)
     var instances: [Instance] = []
-    for _ in 0..<count { instances.append(try await Instance(configuration, warm: true)) }
-    // Wait for a settled assignment: every partition owned, every instance with some.
+    for _ in 0..<count { instances.append(try await Instance(shared)) }
+    func consumed() async -> Int {
+        var total = 0
+        for instance in instances { total += await instance.consumed }
+        return total
+    }
+    // Wait for a settled assignment: every partition owned, every instance with some, for 2 s.
     var stableSince = ContinuousClock.now
     while ContinuousClock.now - stableSince < .seconds(2) {
-        let owned = instances.map(\.gateway.assignedPartitions)
+        var owned: [Int] = []
+        for instance in instances { owned.append(Int(await instance.metric("focusgate_assigned_partitions"))) }
         if owned.reduce(0, +) != partitions || owned.contains(0) { stableSince = ContinuousClock.now }
         try await Task.sleep(for: .milliseconds(50))
     }
+    // Every user once, so that their contexts are cached; then the measured records arrive.
+    try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
+    while await consumed() < warmup { try await Task.sleep(for: .milliseconds(5)) }
     let producing = Task {
-        try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<recordCount) }
+        try await DedicatedThread.run(name: "producer") {
+            try produce(topic: topic, range: warmup..<(warmup + recordCount))
+        }
     }
-    func consumed() -> Int { instances.map(\.gateway.consumedRecords).reduce(0, +) }
-    while consumed() == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    var total = await consumed()
+    while total == warmup {
+        try await Task.sleep(for: .milliseconds(1))
+        total = await consumed()
+    }
     let start = ContinuousClock.now
-    let first = consumed()
-    while consumed() < recordCount { try await Task.sleep(for: .milliseconds(1)) }
-    let rate = Double(consumed() - first) / ((ContinuousClock.now - start) / .seconds(1))
+    let first = total
+    while total < warmup + recordCount {
+        try await Task.sleep(for: .milliseconds(2))
+        total = await consumed()
+    }
+    let rate = Double(total - first) / ((ContinuousClock.now - start) / .seconds(1))
     try await producing.value
-    for instance in instances { try await instance.stop() }
+    for instance in instances { instance.stop() }
     return rate
 }
 
@@ -373,8 +438,13 @@ rows.append(
 func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     let topic = "bench-latency-\(nextRun())"
     try broker.createTopic(.init(name: topic, partitions: partitions))
-    let instance = try await Instance(try gatewayConfiguration(.atLeastOnce, input: topic), warm: true)
-    while instance.gateway.assignedPartitions < partitions { try await Task.sleep(for: .milliseconds(50)) }
+    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
+    while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
+    try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
+    while await instance.consumed < warmup { try await Task.sleep(for: .milliseconds(5)) }
     let total = Int(offered * seconds)
     // The reader starts at the outputs' current ends and measures now − sentAtUs per record.
     let reader = Task {
@@ -443,7 +513,7 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
         try producer.flush(timeout: .seconds(30))
     }
     let latencies = try await reader.value.sorted()
-    try await instance.stop()
+    instance.stop()
     return latencies
 }
 

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,3 +1,4 @@
+import FocusGateTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,29 +1,21 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 import Testing
 
-/// `focusgate serve` as a separate process against the test's embedded broker.
-final class ServeProcess {
-    let process = Process()
-    let adminPort = KafkaTestSupport.freePort()
-    private let errors = Pipe()
-
-    init(_ bench: GatewayBench, environment extra: [String: String] = [:]) throws {
-        self.process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("focusgate")
-        self.process.arguments = [
-            "serve", "--log-level", ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
-        ]
-        self.process.environment = ProcessInfo.processInfo.environment.merging(
-            [
-                "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bench.broker.bootstrapServers,
-                "FOCUSGATE_STORE_SQLITE_PATH": bench.databasePath,
-                "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
+extension ServeProcess {
+    /// `focusgate serve` against the test's embedded broker and store, with fast group settings.
+    convenience init(_ bench: GatewayBench, environment extra: [String: String] = [:]) throws {
+        try self.init(
+            executable: Self.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
+            databasePath: bench.databasePath,
+            logLevel: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
+            environment: [
                 "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
                 "FOCUSGATE_COMMIT_INTERVALMS": "100",
                 "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
@@ -31,62 +23,7 @@ final class ServeProcess {
                 "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
                 "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
             ].merging(extra) { $1 }
-        ) { $1 }
-        self.process.standardOutput = FileHandle.nullDevice
-        self.process.standardError = self.errors
-        try self.process.run()
-    }
-
-    deinit {
-        if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
-    }
-
-    /// Waits for `/readyz` to answer 200.
-    func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && self.process.isRunning {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
-            request.timeoutInterval = 1
-            if let (_, response) = try? await URLSession.shared.data(for: request),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
-
-    /// A sample of `/metrics` (0 when absent or unreachable).
-    func metric(_ sample: String) async -> Double {
-        guard
-            let (data, _) = try? await URLSession.shared.data(
-                from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!)
-        else { return 0 }
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
-            return Double(line.split(separator: " ").last ?? "") ?? 0
-        }
-        return 0
-    }
-
-    /// Waits until `/metrics` shows at least `count` consumed records.
-    func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while await self.metric("focusgate_events_consumed_total") < count && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    /// Sends `signal` and waits for the exit status.
-    func stop(_ signal: Int32) -> Int32 {
-        kill(self.process.processIdentifier, signal)
-        self.process.waitUntilExit()
-        return self.process.terminationStatus
-    }
-
-    /// What the process wrote to standard error (read after it exited).
-    var standardError: String {
-        String(decoding: self.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        )
     }
 }
 

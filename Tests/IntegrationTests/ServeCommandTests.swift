@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -74,6 +75,41 @@ extension EmbeddedBrokerTests {
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker)"))
             #expect(printed.contains("admin: \(admin)"))
+        }
+
+        @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")
+        func securityPropertiesPassThrough() async throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            defer { broker.shutdown() }
+            let database = NSTemporaryDirectory() + "focusgate-tls-\(UUID().uuidString).sqlite"
+            defer {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            }
+
+            // TLS against the plaintext embedded broker: the clients try a TLS handshake, so the
+            // instance never joins its group; it stays up and says why.
+            let tls = try ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
+                databasePath: database, logLevel: "info",
+                environment: ["FOCUSGATE_KAFKA_PROPERTIES_SECURITY_PROTOCOL": "SSL"])
+            #expect(try await tls.waitUntilReady(timeout: .seconds(8)) == false, "no TLS broker, so never ready")
+            #expect(tls.process.isRunning, "unreachable brokers are not fatal")
+            #expect(tls.stop(SIGTERM) == 0)
+            let tlsLog = tls.standardError
+            #expect(tlsLog.contains("SSL"), "librdkafka reports the TLS handshake: \(tlsLog.suffix(1500))")
+
+            // A SASL mechanism librdkafka does not know is refused when the clients are created.
+            let sasl = try ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
+                databasePath: database,
+                environment: [
+                    "FOCUSGATE_KAFKA_PROPERTIES_SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+                    "FOCUSGATE_KAFKA_PROPERTIES_SASL_MECHANISMS": "NOT-A-MECHANISM",
+                ])
+            sasl.process.waitUntilExit()
+            #expect(sasl.process.terminationStatus != 0)
+            let saslLog = sasl.standardError
+            #expect(saslLog.contains("NOT-A-MECHANISM"), "the refusal names the value: \(saslLog.suffix(1500))")
         }
     }
 }

@@ -13,6 +13,7 @@ public struct GatewayMetrics: Sendable {
     let aborted: Counter
     let replayed: Counter
     let rebalances: Counter
+    let assignedPartitions: Gauge
     let stateRecords: Counter
     let decisionLatency: DurationHistogram
     private let deadLetters: [EventDecodingError.Code: Counter]
@@ -66,6 +67,10 @@ public struct GatewayMetrics: Sendable {
         self.rebalances = registry.makeCounter(
             descriptor: .focusgate(
                 "rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))
+        self.assignedPartitions = registry.makeGauge(
+            descriptor: .focusgate(
+                "assigned_partitions", unit: "",
+                "Input partitions owned by this instance's workers, restored and in use."))
         self.decisionLatency = registry.makeDurationHistogram(
             descriptor: .focusgate(
                 "decision_latency", unit: "seconds",
@@ -91,6 +96,12 @@ public struct GatewayMetrics: Sendable {
             ),
             labels: [("topic", topic), ("partition", String(partition))]
         )
+    }
+
+    /// Stops exposing a partition's lag once it left this instance: its new owner reports it, and
+    /// a frozen last value would be counted twice.
+    func removeConsumerLag(_ gauge: Gauge) {
+        self.registry.unregisterGauge(gauge)
     }
 }
 

@@ -116,7 +116,7 @@ final class GatewayWorker {
     /// - Throws: A fatal ``KafkaError`` (e.g. the producer was fenced); the caller shuts the
     ///   instance down.
     func run(instanceTag: String) throws(KafkaError) {
-        try self.start(instanceTag: instanceTag)
+        guard try self.start(instanceTag: instanceTag) else { return }
         defer {
             self.consumer.close()
             self.restorer = nil
@@ -165,7 +165,8 @@ final class GatewayWorker {
         )
     }
 
-    private func start(instanceTag: String) throws(KafkaError) {
+    /// Creates the clients and joins the group; `false` when asked to stop before that was done.
+    private func start(instanceTag: String) throws(KafkaError) -> Bool {
         let deliveries = self.deliveries
         self.producer = try KafkaProducer(
             configuration: self.configuration.producerConfiguration(worker: self.index, instanceTag: instanceTag),
@@ -173,7 +174,7 @@ final class GatewayWorker {
             onDeliveryReport: { report in deliveries.record(report) }
         )
         if self.configuration.deliveryMode == .exactlyOnce {
-            try self.producer.initTransactions(timeout: self.configuration.operationTimeout)
+            guard try self.initTransactions() else { return false }
         }
         self.delivered = try self.producer.topic(self.configuration.topics.delivered)
         self.silenced = try self.producer.topic(self.configuration.topics.silenced)
@@ -191,6 +192,22 @@ final class GatewayWorker {
         )
         try self.consumer.subscribe([self.configuration.topics.notifications])
         self.onReady()
+        return true
+    }
+
+    /// Registers the transactional id, retrying while the brokers cannot be reached (not ready
+    /// meanwhile) and giving up only when asked to stop; `false` then.
+    private func initTransactions() throws(KafkaError) -> Bool {
+        while true {
+            do {
+                try self.producer.initTransactions(timeout: min(.seconds(5), self.configuration.operationTimeout))
+                return true
+            } catch  where error.isRetriable && !error.isFatal {
+                if self.shouldStop() { return false }
+                self.logger.warning(
+                    "cannot register the transactional producer yet; retrying", metadata: ["kafka.error": "\(error)"])
+            }
+        }
     }
 
     func checkFatal() throws(KafkaError) {

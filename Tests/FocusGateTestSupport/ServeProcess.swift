@@ -1,0 +1,117 @@
+public import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `focusgate serve` as a child process against a given broker and SQLite file, for the
+/// integration tests, the end-to-end benchmark and the soak run.
+public final class ServeProcess {
+    public let process = Process()
+    public let adminPort = freeLoopbackPort()
+    private let errors = Pipe()
+
+    /// Starts `executable serve` with `FOCUSGATE_*` settings in `environment` (on top of the
+    /// broker, store path and admin port).
+    ///
+    /// - Parameters:
+    ///   - executable: The `focusgate` binary.
+    ///   - bootstrapServers: The broker to use.
+    ///   - databasePath: The SQLite store file.
+    ///   - logLevel: `--log-level`.
+    ///   - environment: More environment variables; they win over the defaults.
+    ///   - standardError: Where the process's log goes; `nil` keeps it for ``standardError``.
+    /// - Throws: When the process cannot be started.
+    public init(
+        executable: URL, bootstrapServers: String, databasePath: String, logLevel: String = "warning",
+        environment: [String: String] = [:], standardError: FileHandle? = nil
+    ) throws {
+        self.process.executableURL = executable
+        self.process.arguments = ["serve", "--log-level", logLevel]
+        self.process.environment = ProcessInfo.processInfo.environment.merging(
+            [
+                "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bootstrapServers,
+                "FOCUSGATE_STORE_SQLITE_PATH": databasePath,
+                "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
+            ].merging(environment) { $1 }
+        ) { $1 }
+        self.process.standardOutput = FileHandle.nullDevice
+        self.process.standardError = standardError ?? self.errors
+        try self.process.run()
+    }
+
+    deinit {
+        if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
+    }
+
+    /// The `focusgate` binary next to the running executable (test bundle runner or benchmark).
+    public static var siblingExecutable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("focusgate")
+    }
+
+    /// Waits for `/readyz` to answer 200.
+    public func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline && self.process.isRunning {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
+            request.timeoutInterval = 1
+            if let (_, response) = try? await URLSession.shared.data(for: request),
+                (response as? HTTPURLResponse)?.statusCode == 200
+            {
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// Every sample of `/metrics`, by name with labels (empty when unreachable).
+    public func metrics() async -> [String: Double] {
+        guard
+            let (data, _) = try? await URLSession.shared.data(
+                from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!)
+        else { return [:] }
+        var samples: [String: Double] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    /// A sample of `/metrics` (0 when absent or unreachable).
+    public func metric(_ sample: String) async -> Double {
+        await self.metrics()[sample] ?? 0
+    }
+
+    /// Waits until `/metrics` shows at least `count` consumed records.
+    public func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while await self.metric("focusgate_events_consumed_total") < count && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The process's resident set size in bytes (`VmRSS` of `/proc/<pid>/status`).
+    public var residentBytes: Int? {
+        guard
+            let status = try? String(contentsOfFile: "/proc/\(self.process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    public func stop(_ signal: Int32) -> Int32 {
+        kill(self.process.processIdentifier, signal)
+        self.process.waitUntilExit()
+        return self.process.terminationStatus
+    }
+
+    /// What the process wrote to standard error (read after it exited).
+    public var standardError: String {
+        String(decoding: self.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+}
