@@ -25,9 +25,11 @@ extension GatewayWorker {
         for partition in changed {
             let state = self.partitions[partition]!.state
             for userID in state.changedUsers {
+                self.stateBuffer.removeAll(keepingCapacity: true)
+                let hasState = state.appendSerializedState(userID: userID, to: &self.stateBuffer)
                 try self.producer.produce(
                     topic: self.stateTopic, partition: partition, key: Array(userID.utf8),
-                    value: state.serializedState(userID: userID)
+                    value: hasState ? self.stateBuffer : nil
                 )
                 published.append((userID, state.badges(userID: userID)))
             }

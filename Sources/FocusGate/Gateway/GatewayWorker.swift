@@ -74,6 +74,8 @@ final class GatewayWorker {
         }
     }
     var decoded: [Decoded] = []
+    /// A changed user's changelog record, rebuilt in place for each user at commit.
+    var stateBuffer: [UInt8] = []
     var batchUsers: [String] = []
 
     enum Decoded {

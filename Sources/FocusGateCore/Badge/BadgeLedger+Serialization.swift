@@ -14,29 +14,41 @@ extension BadgeLedger {
     /// Layout: format byte, then varint-prefixed: app count; per app its id, sequence, badge,
     /// unread count, and per unread notification its id and optional criteria.
     public func serializedState(userID: String) -> [UInt8]? {
-        guard let user = self.users[userID] else { return nil }
-        var out: [UInt8] = [Self.formatVersion]
-        out.reserveCapacity(64)
+        var out: [UInt8] = []
+        return self.appendSerializedState(userID: userID, to: &out) ? out : nil
+    }
+
+    /// Appends the form of ``serializedState(userID:)`` to `out` (a buffer the caller reuses);
+    /// `false`, with `out` unchanged, when the user has no badge state.
+    public func appendSerializedState(userID: String, to out: inout [UInt8]) -> Bool {
+        guard let user = self.users[userID] else { return false }
+        out.append(Self.formatVersion)
         Self.writeVarint(UInt64(user.apps.count), to: &out)
         // Apps in id order, so that equal states give equal bytes; most users have one app here.
-        let appIDs = user.apps.count == 1 ? Array(user.apps.keys) : user.apps.keys.sorted()
-        for appID in appIDs {
-            let app = user.apps[appID]!
-            Self.writeString(appID, to: &out)
-            Self.writeVarint(app.sequence, to: &out)
-            Self.writeVarint(UInt64(app.badge), to: &out)
-            Self.writeVarint(UInt64(app.ids.count), to: &out)
-            for (id, criteria) in zip(app.ids, app.criteria) {
-                Self.writeString(id, to: &out)
-                if let criteria {
-                    out.append(1)
-                    Self.writeString(criteria, to: &out)
-                } else {
-                    out.append(0)
-                }
+        if user.apps.count == 1, let (appID, app) = user.apps.first {
+            Self.write(appID, app, to: &out)
+        } else {
+            for appID in user.apps.keys.sorted() {
+                Self.write(appID, user.apps[appID]!, to: &out)
             }
         }
-        return out
+        return true
+    }
+
+    private static func write(_ appID: String, _ app: AppBadge, to out: inout [UInt8]) {
+        Self.writeString(appID, to: &out)
+        Self.writeVarint(app.sequence, to: &out)
+        Self.writeVarint(UInt64(app.badge), to: &out)
+        Self.writeVarint(UInt64(app.ids.count), to: &out)
+        for (id, criteria) in zip(app.ids, app.criteria) {
+            Self.writeString(id, to: &out)
+            if let criteria {
+                out.append(1)
+                Self.writeString(criteria, to: &out)
+            } else {
+                out.append(0)
+            }
+        }
     }
 
     /// Restores a user's badge state read from the changelog, replacing what the ledger had.

@@ -47,10 +47,11 @@ public struct DedupeWindow: Sendable, Hashable {
 
     // MARK: - Compact form
 
-    /// Hashes oldest first, as written to the state changelog.
-    var hashesOldestFirst: [UInt64] {
-        guard self.hashes.count == self.capacity, self.next > 0 else { return self.hashes }
-        return Array(self.hashes[self.next...] + self.hashes[..<self.next])
+    /// Calls `body` with each hash, oldest first, without building an array.
+    func forEachHashOldestFirst(_ body: (UInt64) -> Void) {
+        let start = self.hashes.count == self.capacity ? self.next : 0
+        for index in self.hashes.indices[start...] { body(self.hashes[index]) }
+        for index in self.hashes.indices[..<start] { body(self.hashes[index]) }
     }
 
     /// A window holding `hashes` (oldest first); keeps the newest `capacity` of them.

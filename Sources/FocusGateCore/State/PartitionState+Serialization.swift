@@ -8,18 +8,23 @@ extension PartitionState {
     /// Layout: format byte; varint count of remembered ids, then each id's hash as 8 bytes
     /// little-endian, oldest first; then the ``BadgeLedger`` form of the user's badges, if any.
     public func serializedState(userID: String) -> [UInt8]? {
+        var out: [UInt8] = []
+        return self.appendSerializedState(userID: userID, to: &out) ? out : nil
+    }
+
+    /// Appends the form of ``serializedState(userID:)`` to `out` (a buffer the caller reuses, so
+    /// that a commit allocates nothing per user); `false`, with `out` unchanged, when the user has
+    /// no state.
+    public func appendSerializedState(userID: String, to out: inout [UInt8]) -> Bool {
         let window = self.windows[userID]
-        let badges = self.ledger.serializedState(userID: userID)
-        guard window != nil || badges != nil else { return nil }
-        var out: [UInt8] = [Self.formatVersion]
-        let hashes = window?.hashesOldestFirst ?? []
-        BadgeLedger.writeVarint(UInt64(hashes.count), to: &out)
-        out.reserveCapacity(out.count + hashes.count * 8 + (badges?.count ?? 0))
-        for hash in hashes {
+        guard window != nil || self.ledger.users[userID] != nil else { return false }
+        out.append(Self.formatVersion)
+        BadgeLedger.writeVarint(UInt64(window?.count ?? 0), to: &out)
+        window?.forEachHashOldestFirst { hash in
             withUnsafeBytes(of: hash.littleEndian) { out.append(contentsOf: $0) }
         }
-        if let badges { out.append(contentsOf: badges) }
-        return out
+        _ = self.ledger.appendSerializedState(userID: userID, to: &out)
+        return true
     }
 
     /// Restores a user's state read from the changelog (`nil`: a tombstone, the user has none).
