@@ -81,8 +81,11 @@ extension EmbeddedBrokerTests {
             _ = try await bench.settled(records: 1000)
             #expect(second.metric("focusgate_events_consumed_total") > 0, "the second instance owns partitions")
             #expect(first.metric("focusgate_events_consumed_total") > 500, "so does the first")
+            let owned = [first, second].map { $0.metric("focusgate_assigned_partitions") }
+            #expect(owned.reduce(0, +) == 4 && !owned.contains(0), "focusgate_assigned_partitions: \(owned)")
 
             try await first.stop()
+            #expect(first.metric("focusgate_assigned_partitions") == 0, "a stopped instance owns nothing")
             try bench.send(Array(records[1000...]))
             let audit = try await bench.settled(records: 1500)
             // A member whose assignment is lost mid-rebalance aborts its open transaction. A real

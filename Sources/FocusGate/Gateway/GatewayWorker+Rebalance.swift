@@ -37,8 +37,8 @@ extension GatewayWorker {
             self.partitions[partition.partition] = Partition(
                 state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
             self.progress.assigned.add(1, ordering: .relaxed)
+            self.metrics.assignedPartitions.increment()
         }
-        self.metrics.assignedPartitions.set(Double(self.progress.assigned.load(ordering: .relaxed)))
         self.logger.info(
             "partitions restored",
             metadata: [
@@ -63,10 +63,10 @@ extension GatewayWorker {
         for partition in revoked {
             guard let leaving = self.partitions.removeValue(forKey: partition) else { continue }
             self.progress.assigned.subtract(1, ordering: .relaxed)
+            self.metrics.assignedPartitions.decrement()
             self.directory.remove(leaving.state.userIDs)
             if let gauge = self.lagGauges.removeValue(forKey: partition) { self.metrics.removeConsumerLag(gauge) }
         }
-        self.metrics.assignedPartitions.set(Double(self.progress.assigned.load(ordering: .relaxed)))
         if lost {
             // Another member may own these partitions now; what this worker did since its last
             // commit for the others is undone too, since it shared the transaction.
