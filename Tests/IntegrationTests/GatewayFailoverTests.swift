@@ -42,9 +42,8 @@ extension EmbeddedBrokerTests {
                 instance.metric("focusgate_duplicates_total") == 0,
                 "state rolled back: the replay is not mistaken for duplicates")
             // The mock writes no abort markers, so the aborted attempt's outputs stay visible to
-            // the audit (a real cluster hides them): check nothing is lost and badges are exact.
-            #expect(Set(audit.outputsByID.keys) == Set(Stream.outputIDs(records)))
-            #expect(audit.finalBadges == Events.expectedBadges(records))
+            // the audit (a real cluster hides them): repeats are allowed up to the replays counted.
+            audit.check(against: records, replayed: instance.metric("focusgate_replayed_records_total"))
             try await instance.stop()
             await bench.shutdown()
         }
