@@ -197,7 +197,10 @@ extension EmbeddedBrokerTests {
                     configuration: KafkaTestSupport.consumerConfiguration(broker, group: group),
                     logger: KafkaTestSupport.logger)
                 try consumer.subscribe([topic])
-                let values = KafkaTestSupport.consume(consumer, count: 70, timeout: .seconds(20)).compactMap(
+                // Generous: if the mock has not processed the first member's LeaveGroup, this member
+                // gets one partition, and the other only after that member's session (6 s) expires
+                // and the group rebalances, which took over 20 s once on a loaded CI machine.
+                let values = KafkaTestSupport.consume(consumer, count: 70, timeout: .seconds(60)).compactMap(
                     \.valueString)
                 // Nothing more arrives: the restart did not rewind.
                 let extra = KafkaTestSupport.consume(consumer, count: 1, timeout: .milliseconds(500))
