@@ -28,7 +28,7 @@ run: release
 test:
 	@scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@SWIFT=$(SWIFT) scripts/test.sh
 	@scripts/fuzz.sh 10
 
 ## bench: benchmarks, release build; prints rates and ratios

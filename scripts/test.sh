@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs every test (already built) and keeps the whole output in .build/test-output.log.
+#   scripts/test.sh [swift test arguments]      (make test)
+# A run that fails ends with its failures repeated, so the last lines of a long CI log name them.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+log="$root/.build/test-output.log"
+mkdir -p "$root/.build"
+"${SWIFT:-swift}" test --package-path "$root" --skip-build "$@" 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+    echo
+    echo "== failed tests and issues (whole output: $log) =="
+    grep -E '✘ Test |recorded an issue|^error:|Fatal error|Signal|crashed' "$log" | grep -v 'known issue' | cut -c1-600
+fi
+exit "$status"
