@@ -85,12 +85,28 @@ public final class ServeProcess {
         await self.metrics()[sample] ?? 0
     }
 
-    /// Waits until `/metrics` shows at least `count` consumed records.
-    public func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
+    /// Waits until the `/metrics` sample reaches `value`; `false` when `timeout` passed first.
+    @discardableResult
+    public func waitForMetric(_ sample: String, atLeast value: Double, timeout: Duration = .seconds(60)) async throws
+        -> Bool
+    {
         let deadline = ContinuousClock.now + timeout
-        while await self.metric("focusgate_events_consumed_total") < count && ContinuousClock.now < deadline {
+        while await self.metric(sample) < value {
+            guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(20))
         }
+        return true
+    }
+
+    /// Waits until `/metrics` shows at least `count` consumed records.
+    public func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
+        try await self.waitForMetric("focusgate_events_consumed_total", atLeast: count, timeout: timeout)
+    }
+
+    /// Waits until the instance owns partitions: the group has settled, so records produced from
+    /// now on are consumed as they arrive rather than found as a backlog.
+    public func waitUntilAssigned(timeout: Duration = .seconds(30)) async throws -> Bool {
+        try await self.waitForMetric("focusgate_assigned_partitions", atLeast: 1, timeout: timeout)
     }
 
     /// The process's resident set size in bytes (`VmRSS` of `/proc/<pid>/status`).

@@ -85,6 +85,9 @@ extension EmbeddedBrokerTests {
 
             let first = try ServeProcess(bench)
             #expect(try await first.waitUntilReady())
+            // Produced only once the instance owns the partitions (the embedded broker's first join
+            // takes seconds): records flow through it while it stops, rather than wait as a backlog.
+            #expect(try await first.waitUntilAssigned())
             let producing = Self.produceInBackground(bench, records, chunks: 30)
             try await first.waitForConsumed(900)
             #expect(first.stop(SIGTERM) == 0, "a graceful stop exits 0")
@@ -134,17 +137,15 @@ extension EmbeddedBrokerTests {
             let records = Self.stream(3000)
             let expectedIDs = Self.outputIDs(records)
 
-            // A long commit interval, so that the kill lands inside an open transaction after a
-            // first commit.
-            let first = try ServeProcess(bench, environment: ["FOCUSGATE_COMMIT_INTERVALMS": "1000"])
+            // A long commit interval, so that the kill lands inside an open transaction: right
+            // after the first commit, once 300 more records went through, while records still
+            // arrive (produced over 6 s, from the moment the instance owns the partitions).
+            let first = try ServeProcess(bench, environment: ["FOCUSGATE_COMMIT_INTERVALMS": "2000"])
             #expect(try await first.waitUntilReady())
-            let producing = Self.produceInBackground(bench, records, chunks: 30)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while await first.metric(#"focusgate_transactions_total{result="committed"}"#) < 1
-                && ContinuousClock.now < deadline
-            {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            #expect(try await first.waitUntilAssigned())
+            let producing = Self.produceInBackground(bench, records, chunks: 60)
+            let commits = #"focusgate_transactions_total{result="committed"}"#
+            #expect(try await first.waitForMetric(commits, atLeast: 1, timeout: .seconds(30)))
             try await first.waitForConsumed(await first.metric("focusgate_events_consumed_total") + 300)
             #expect(first.stop(SIGKILL) == SIGKILL)
             let committedAtKill = try bench.committedOffsets()
