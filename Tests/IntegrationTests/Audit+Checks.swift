@@ -67,7 +67,12 @@ extension Audit {
             "\(repeated) repeated outputs, but the gateway counted only \(Int(replayed)) replayed records",
             sourceLocation: sourceLocation)
         #expect(
-            badgeMismatches.isEmpty, "badges equal a recomputation: \(badgeMismatches.sorted().prefix(5))",
+            badgeMismatches.isEmpty,
+            """
+            badges equal a recomputation: \(badgeMismatches.count) differ, e.g. \(badgeMismatches.sorted().prefix(3).map {
+                "\($0) expected \(expectedBadges[$0].map(String.init(describing:)) ?? "none"), found \(finalBadges[$0].map(String.init(describing:)) ?? "none")"
+            })
+            """,
             sourceLocation: sourceLocation)
         return Findings(
             inputs: expected.count, missing: missing.count, unexpected: unexpected.count, repeatedOutputs: repeated,
