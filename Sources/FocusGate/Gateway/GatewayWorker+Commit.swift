@@ -5,7 +5,7 @@ import FocusGateKafka
 
 extension GatewayWorker {
     /// Commits everything processed since the last commit: the state changelog records of the
-    /// changed users, then (exactly-once) the offsets inside the transaction and the transaction,
+    /// changed users (each marked with the input offset it is state as of), then (exactly-once) the offsets inside the transaction and the transaction,
     /// or (at-least-once) a flush that must deliver every output, then the offsets.
     ///
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
@@ -23,13 +23,17 @@ extension GatewayWorker {
         try self.beginTransactionIfNeeded()
         var published: [(userID: String, badges: [BadgeLedger.Badge])] = []
         for partition in changed {
-            let state = self.partitions[partition]!.state
+            let progress = self.partitions[partition]!
+            let state = progress.state
+            let through = [
+                KafkaHeader(name: StateRestorer.throughHeader, value: String(progress.next ?? progress.committed))
+            ]
             for userID in state.changedUsers {
                 self.stateBuffer.removeAll(keepingCapacity: true)
                 let hasState = state.appendSerializedState(userID: userID, to: &self.stateBuffer)
                 try self.producer.produce(
                     topic: self.stateTopic, partition: partition, key: Array(userID.utf8),
-                    value: hasState ? self.stateBuffer : nil
+                    value: hasState ? self.stateBuffer : nil, headers: through
                 )
                 published.append((userID, state.badges(userID: userID)))
             }

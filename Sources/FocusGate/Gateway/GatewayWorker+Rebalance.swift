@@ -28,11 +28,15 @@ extension GatewayWorker {
         let started = ContinuousClock.now
         let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
         var restoredRecords = 0
+        var skippedRecords = 0
         for partition in committed {
             var state = PartitionState(
                 maxUnreadPerApp: self.configuration.maxUnreadPerApp,
                 dedupeWindow: self.configuration.dedupeWindowPerUser)
-            restoredRecords += try self.restorer.restore(partition: partition.partition, into: &state)
+            let restored = try self.restorer.restore(
+                partition: partition.partition, committed: partition.offset, into: &state)
+            restoredRecords += restored.records
+            skippedRecords += restored.uncommitted
             self.directory.publish(state.userIDs.map { ($0, state.badges(userID: $0)) })
             self.partitions[partition.partition] = Partition(
                 state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
@@ -44,6 +48,7 @@ extension GatewayWorker {
             metadata: [
                 "kafka.partitions": "\(assigned.map(\.partition))",
                 "focusgate.state.records": "\(restoredRecords)",
+                "focusgate.state.uncommitted": "\(skippedRecords)",
                 "focusgate.duration": "\(ContinuousClock.now - started)",
             ]
         )
