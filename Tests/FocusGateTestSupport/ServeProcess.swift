@@ -8,7 +8,9 @@ public import Foundation
 public final class ServeProcess {
     public let process = Process()
     public let adminPort = freeLoopbackPort()
-    private let errors = Pipe()
+    /// The process's log when not sent elsewhere: a file, not a pipe, so that a chatty process
+    /// never blocks on a full pipe that is read only after it exits.
+    private let errorsPath = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
 
     /// Starts `executable serve` with `FOCUSGATE_*` settings in `environment` (on top of the
     /// broker, store path and admin port).
@@ -35,12 +37,18 @@ public final class ServeProcess {
             ].merging(environment) { $1 }
         ) { $1 }
         self.process.standardOutput = FileHandle.nullDevice
-        self.process.standardError = standardError ?? self.errors
+        if let standardError {
+            self.process.standardError = standardError
+        } else {
+            _ = FileManager.default.createFile(atPath: self.errorsPath, contents: nil)
+            self.process.standardError = FileHandle(forWritingAtPath: self.errorsPath)
+        }
         try self.process.run()
     }
 
     deinit {
         if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: self.errorsPath)
     }
 
     /// The `focusgate` binary next to the running executable (test bundle runner or benchmark).
@@ -119,15 +127,24 @@ public final class ServeProcess {
         return kilobytes * 1024
     }
 
-    /// Sends `signal` and waits for the exit status.
+    /// Sends `signal` and waits for the exit status (the signal's number when one ended it). When
+    /// neither a clean exit nor the signal sent ended the process, prints the end of its log, so
+    /// that a test run's output says why.
     public func stop(_ signal: Int32) -> Int32 {
         kill(self.process.processIdentifier, signal)
         self.process.waitUntilExit()
-        return self.process.terminationStatus
+        let status = self.process.terminationStatus
+        let bySignal = self.process.terminationReason == .uncaughtSignal
+        if status != 0 && !(bySignal && status == signal) {
+            print(
+                "focusgate serve (pid \(self.process.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); the end of its log:\n\(self.standardError.suffix(4000))"
+            )
+        }
+        return status
     }
 
-    /// What the process wrote to standard error (read after it exited).
+    /// What the process wrote to standard error (complete once it exited).
     public var standardError: String {
-        String(decoding: self.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        String(decoding: FileManager.default.contents(atPath: self.errorsPath) ?? Data(), as: UTF8.self)
     }
 }
