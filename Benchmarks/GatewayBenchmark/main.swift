@@ -36,6 +36,11 @@ let logger: Logger = {
 }()
 var rows: [(name: String, value: String, json: String)] = []
 
+/// How often the gateway's progress is read from its `/metrics`. Each read costs both processes
+/// CPU (an HTTP request, the whole exposition rendered and parsed), taken from the gateway on two
+/// cores; each sample is timed, so a coarser interval loses no precision over seconds of input.
+let progressInterval = Duration.milliseconds(Int(ProcessInfo.processInfo.environment["BENCH_POLL_MS"] ?? "") ?? 25)
+
 func format(_ rate: Double) -> String { String(format: "%.0f", rate) }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
@@ -223,6 +228,12 @@ final class Instance {
 
     var consumed: Int { get async { Int(await self.metric("focusgate_events_consumed_total")) } }
 
+    /// Records consumed so far, and when that was read.
+    func progress() async -> (consumed: Int, at: ContinuousClock.Instant) {
+        let consumed = await self.consumed
+        return (consumed, ContinuousClock.now)
+    }
+
     /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
     var producedPerConsumed: Double {
         get async {
@@ -276,18 +287,18 @@ func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: S
 func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double)
 {
     let instance = try await Instance(try settings(mode, input: input))
-    var consumed = await instance.consumed
+    var (consumed, at) = await instance.progress()
     while consumed < warmup {
-        try await Task.sleep(for: .milliseconds(2))
-        consumed = await instance.consumed
+        try await Task.sleep(for: progressInterval)
+        (consumed, at) = await instance.progress()
     }
-    let start = ContinuousClock.now
+    let start = at
     let first = consumed
     var trace: [String] = []
     var lastTrace = ContinuousClock.now
     while consumed < warmup + recordCount {
-        try await Task.sleep(for: .milliseconds(2))
-        consumed = await instance.consumed
+        try await Task.sleep(for: progressInterval)
+        (consumed, at) = await instance.progress()
         if ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil,
             ContinuousClock.now - lastTrace > .milliseconds(100)
         {
@@ -295,7 +306,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
             trace.append("\(consumed)")
         }
     }
-    let elapsed = (ContinuousClock.now - start) / .seconds(1)
+    let elapsed = (at - start) / .seconds(1)
     if !trace.isEmpty {
         log("progress every 100 ms: \(trace.joined(separator: " "))")
         log(
@@ -388,7 +399,7 @@ func scaleRate(instances count: Int, workers: Int) async throws -> Double {
     }
     // Every user once, so that their contexts are cached; then the measured records arrive.
     try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
-    while await consumed() < warmup { try await Task.sleep(for: .milliseconds(5)) }
+    while await consumed() < warmup { try await Task.sleep(for: progressInterval) }
     let producing = Task {
         try await DedicatedThread.run(name: "producer") {
             try produce(topic: topic, range: warmup..<(warmup + recordCount))
@@ -401,11 +412,13 @@ func scaleRate(instances count: Int, workers: Int) async throws -> Double {
     }
     let start = ContinuousClock.now
     let first = total
+    var end = start
     while total < warmup + recordCount {
-        try await Task.sleep(for: .milliseconds(2))
+        try await Task.sleep(for: progressInterval)
         total = await consumed()
+        end = ContinuousClock.now
     }
-    let rate = Double(total - first) / ((ContinuousClock.now - start) / .seconds(1))
+    let rate = Double(total - first) / ((end - start) / .seconds(1))
     try await producing.value
     for instance in instances { instance.stop() }
     return rate
@@ -446,7 +459,7 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     }
     // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
     try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
-    while await instance.consumed < warmup { try await Task.sleep(for: .milliseconds(5)) }
+    while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
     let total = Int(offered * seconds)
     // The reader starts at the outputs' current ends and measures now − sentAtUs per record.
     let reader = Task {
