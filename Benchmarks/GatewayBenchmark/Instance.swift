@@ -1,0 +1,79 @@
+import FocusGate
+import FocusGateKafka
+import FocusGateTestSupport
+import Foundation
+
+// MARK: - The gateway: `focusgate serve` processes
+
+/// One `focusgate serve` process (the release binary next to this one) against the benchmark's
+/// broker and store, on its own group, input and state topics.
+final class Instance {
+    let serve: ServeProcess
+
+    init(_ environment: [String: String]) async throws {
+        self.serve = try ServeProcess(
+            executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: path,
+            logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
+            environment: environment, standardError: FileHandle.standardError)
+        guard try await self.serve.waitUntilReady(timeout: .seconds(60)) else {
+            fatalError("focusgate serve did not become ready")
+        }
+    }
+
+    /// The sum of a metric's samples.
+    func metric(_ name: String) async -> Double {
+        await self.serve.metrics().filter { $0.key == name || $0.key.hasPrefix(name + "{") }.values.reduce(0, +)
+    }
+
+    var consumed: Int { get async { Int(await self.metric("focusgate_events_consumed_total")) } }
+
+    /// Records consumed so far, and when that was read.
+    func progress() async -> (consumed: Int, at: ContinuousClock.Instant) {
+        let consumed = await self.consumed
+        return (consumed, ContinuousClock.now)
+    }
+
+    /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
+    var producedPerConsumed: Double {
+        get async {
+            var produced = 0.0
+            for name in [
+                "focusgate_decisions_total", "focusgate_dlq_total", "focusgate_badge_updates_total",
+                "focusgate_state_records_total",
+            ] {
+                produced += await self.metric(name)
+            }
+            return produced / max(1, await self.metric("focusgate_events_consumed_total"))
+        }
+    }
+
+    func stop() {
+        let status = self.serve.stop(SIGTERM)
+        precondition(status == 0, "focusgate serve exited with \(status)")
+    }
+}
+
+/// What an instance is told through `FOCUSGATE_*` variables: its input, a state topic of its own,
+/// its group, delivery mode and workers, and the Kafka settings the raw pass-through uses too.
+func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1) throws
+    -> [String: String]
+{
+    let run = nextRun()
+    let state = "bench-state-\(run)"
+    try broker.createTopic(.compacted(state, partitions: partitions))
+    var environment = [
+        "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
+        "FOCUSGATE_TOPICS_STATE": state,
+        "FOCUSGATE_KAFKA_GROUPID": group ?? "gateway-\(run)",
+        "FOCUSGATE_DELIVERY_MODE": mode.description,
+        "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
+        "FOCUSGATE_COMMIT_INTERVALMS": String(
+            commitInterval.components.seconds * 1000 + commitInterval.components.attoseconds / 1_000_000_000_000_000),
+        "FOCUSGATE_WORKERS": String(workers),
+        "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
+    ]
+    for (key, value) in kafkaProperties {
+        environment["FOCUSGATE_KAFKA_PROPERTIES_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
+    }
+    return environment
+}
