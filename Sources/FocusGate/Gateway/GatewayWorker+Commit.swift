@@ -5,8 +5,9 @@ import FocusGateKafka
 
 extension GatewayWorker {
     /// Commits everything processed since the last commit: the state changelog records of the
-    /// changed users (each marked with the input offset it is state as of), then (exactly-once) the offsets inside the transaction and the transaction,
-    /// or (at-least-once) a flush that must deliver every output, then the offsets.
+    /// changed users (each marked with the input offset it is state as of), then (exactly-once)
+    /// the offsets inside the transaction and the transaction, or (at-least-once) a flush that
+    /// must deliver every output, then the offsets.
     ///
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
     func commit() throws(KafkaError) {
