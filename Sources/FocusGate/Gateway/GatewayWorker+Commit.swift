@@ -41,23 +41,27 @@ extension GatewayWorker {
         }
         if self.configuration.deliveryMode == .exactlyOnce {
             if !offsets.isEmpty {
-                if self.configuration.commitGroupOffsets {
-                    // The embedded broker keeps no transactional offsets: the group's own commit
-                    // stands in, before the transaction commits, and its failure (ILLEGAL_GENERATION
-                    // in a rebalance) aborts the transaction, as a real cluster's offset commit
-                    // inside the transaction would. The new owner then replays from these offsets.
-                    try self.consumer.commit(offsets)
-                }
                 let group = try self.consumer.groupMetadata()
                 try self.retrying { () throws(KafkaError) in
                     try self.producer.sendOffsetsToTransaction(
                         offsets, groupMetadata: group, timeout: self.configuration.operationTimeout)
+                }
+                if self.configuration.commitGroupOffsets {
+                    // The embedded broker keeps no transactional offsets: the group's own commit
+                    // stands in, once the transaction has taken its offsets (a transaction already
+                    // doomed fails there, before the group moves) and before it commits. Its
+                    // failure (ILLEGAL_GENERATION in a rebalance) aborts the transaction, as a real
+                    // cluster's offset commit inside the transaction would; if the transaction
+                    // fails after it, the abort puts the group's offsets back.
+                    try self.consumer.commit(offsets)
+                    self.groupOffsetsAhead = offsets.map(\.partition)
                 }
             }
             try self.retrying { () throws(KafkaError) in
                 try self.producer.commitTransaction(timeout: self.configuration.operationTimeout)
             }
             self.transactionOpen = false
+            self.groupOffsetsAhead.removeAll()
         } else {
             try self.producer.flush(timeout: self.configuration.operationTimeout)
             if let failure = self.deliveries.firstFailure {
@@ -101,6 +105,7 @@ extension GatewayWorker {
             _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
         }
         self.deliveries.reset()
+        self.putGroupOffsetsBack()
         var seeks: [KafkaTopicPartition] = []
         for (partition, progress) in self.partitions {
             self.partitions[partition]!.state.rollback()
@@ -118,6 +123,27 @@ extension GatewayWorker {
             self.logger.info(
                 "rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
             try self.consumer.seek(seeks)
+        }
+    }
+
+    /// Commits the owned partitions' last committed offsets to the group again where an aborted
+    /// transaction's group commit (``groupOffsetsAhead``) moved them on, so that a restart or the
+    /// next owner replays the aborted records. Best effort: a failure is logged.
+    private func putGroupOffsetsBack() {
+        guard !self.groupOffsetsAhead.isEmpty else { return }
+        defer { self.groupOffsetsAhead.removeAll() }
+        let back = self.groupOffsetsAhead.compactMap { partition -> KafkaTopicPartition? in
+            guard let committed = self.partitions[partition]?.committed, committed >= 0 else { return nil }
+            return KafkaTopicPartition(
+                topic: self.configuration.topics.notifications, partition: partition, offset: committed)
+        }
+        guard !back.isEmpty else { return }
+        do {
+            try self.consumer.commit(back)
+        } catch {
+            self.logger.warning(
+                "could not put the group's offsets back after an abort",
+                metadata: ["kafka.error": "\(error)", "kafka.partitions": "\(back)"])
         }
     }
 

@@ -49,6 +49,9 @@ final class GatewayWorker {
     var transactionOpen = false
     /// Records processed since the last commit: what an abort sends back to be processed again.
     var processedSinceCommit = 0
+    /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
+    /// transaction that has not committed yet: an abort puts them back.
+    var groupOffsetsAhead: [Int32] = []
     /// An error raised inside the rebalance hook, rethrown by the loop.
     var hookFailure: KafkaError?
     var expirations = Heap<Expiration>()
