@@ -109,6 +109,16 @@ public final class PostgresServer: Sendable {
         try? FileManager.default.removeItem(atPath: self.directory)
     }
 
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+; Swift's Glibc module does not
+    /// export it), found at run time.
+    private static let addCloseFrom:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else { return nil }
+            return unsafeBitCast(
+                symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
+
     private func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(Failure) {
         var command = [executable] + arguments
         if asPostgres && getuid() == 0 {
@@ -124,6 +134,11 @@ public final class PostgresServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else is inherited. Foundation's Process learns that a child exited when the
+        // child's end of a socket pair closes; a server daemon started here while another test
+        // launched `focusgate serve` inherited that end and kept it open, so that child was never
+        // reaped and `waitUntilExit` spun forever (a clean-clone CI run hung).
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

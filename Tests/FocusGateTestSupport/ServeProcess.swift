@@ -132,15 +132,38 @@ public final class ServeProcess {
     /// that a test run's output says why.
     public func stop(_ signal: Int32) -> Int32 {
         kill(self.process.processIdentifier, signal)
-        self.process.waitUntilExit()
-        let status = self.process.terminationStatus
-        let bySignal = self.process.terminationReason == .uncaughtSignal
+        let (status, bySignal) = self.waitForExit()
         if status != 0 && !(bySignal && status == signal) {
             print(
                 "focusgate serve (pid \(self.process.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); the end of its log:\n\(self.standardError.suffix(4000))"
             )
         }
         return status
+    }
+
+    /// Waits for the process to end: through Foundation, or, when Foundation has not noticed a
+    /// child that exited seconds ago (it watches a socket the child holds, which a process
+    /// spawned elsewhere at the same moment can inherit and keep open), by reaping it here.
+    private func waitForExit() -> (status: Int32, bySignal: Bool) {
+        let pid = self.process.processIdentifier
+        var zombieSince: ContinuousClock.Instant?
+        while self.process.isRunning {
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            let state = stat.split(separator: ")").last?.split(separator: " ").first
+            if state == "Z" {
+                let since = zombieSince ?? ContinuousClock.now
+                zombieSince = since
+                if ContinuousClock.now - since > .seconds(5) {
+                    var status: Int32 = 0
+                    guard waitpid(pid, &status, WNOHANG) == pid else { break }
+                    print("focusgate serve (pid \(pid)) exited unnoticed by Foundation's Process; reaped by the test")
+                    return status & 0x7F == 0 ? ((status >> 8) & 0xFF, false) : (status & 0x7F, true)
+                }
+            }
+            usleep(20_000)
+        }
+        self.process.waitUntilExit()
+        return (self.process.terminationStatus, self.process.terminationReason == .uncaughtSignal)
     }
 
     /// What the process wrote to standard error (complete once it exited).
