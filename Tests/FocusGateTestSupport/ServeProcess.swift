@@ -11,6 +11,9 @@ public final class ServeProcess {
     /// The process's log when not sent elsewhere: a file, not a pipe, so that a chatty process
     /// never blocks on a full pipe that is read only after it exits.
     private let errorsPath = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
+    /// Set when ``stop(_:)`` reaped the child itself: Foundation still calls it running, and its
+    /// process id may belong to another process by now.
+    private var reaped = false
 
     /// Starts `executable serve` with `FOCUSGATE_*` settings in `environment` (on top of the
     /// broker, store path and admin port).
@@ -47,7 +50,7 @@ public final class ServeProcess {
     }
 
     deinit {
-        if self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
+        if !self.reaped && self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(atPath: self.errorsPath)
     }
 
@@ -156,6 +159,7 @@ public final class ServeProcess {
                 if ContinuousClock.now - since > .seconds(5) {
                     var status: Int32 = 0
                     guard waitpid(pid, &status, WNOHANG) == pid else { break }
+                    self.reaped = true
                     print("focusgate serve (pid \(pid)) exited unnoticed by Foundation's Process; reaped by the test")
                     return status & 0x7F == 0 ? ((status >> 8) & 0xFF, false) : (status & 0x7F, true)
                 }
