@@ -131,40 +131,23 @@ plainEvent.withUnsafeBytes { bytes in
 
 // MARK: - Partition state (what a worker does per record besides decoding and deciding)
 
-/// One partition's share of 100,000 users over 16 partitions; unique ids, one app, no Focus.
-/// A commit every 2,048 records writes each changed user's changelog record to one buffer. The
-/// cost grows with what a user has unread (the changelog record and the rollback copy hold it
-/// all), so it is measured with unread piling up and with a `clear` every 8th record.
-let stateUsers = (0..<6_250).map { "u-\($0)" }
-var stateBuffer: [UInt8] = []
-for (label, clearEvery) in [("unread piling up to ~160 a user", Int.max), ("a clear every 8th record", 8)] {
-    var partitionState = PartitionState()
-    var stateIndex = 0
-    measure(
-        "partition state per record: admit; every 2,048, changelog records and commit (6,250 users, \(label))",
-        iterations: 1_000_000
-    ) {
-        stateIndex += 1
-        let event = NotificationEvent(
-            kind: stateIndex % clearEvery == 0 ? .clear : .notification, id: "n-\(stateIndex)",
-            userID: stateUsers[(stateIndex &* 7919) % stateUsers.count], appID: "com.example.chat",
-            filterCriteria: "work-account")
-        var produced = 0
-        if case .applied(let update) = partitionState.admit(event, context: nil, nowMilliseconds: 0), update != nil {
-            produced = 1
-        }
-        if stateIndex % 2048 == 0 {
-            for user in partitionState.changedUsers {
-                stateBuffer.removeAll(keepingCapacity: true)
-                if partitionState.appendSerializedState(userID: user, to: &stateBuffer) {
-                    produced += stateBuffer.count
-                }
-            }
-            partitionState.commit()
-        }
-        return produced
-    }
+let fewEarlier = steadyStateBenchmark(history: 1)
+let manyEarlier = steadyStateBenchmark(history: 50)
+rows.append(
+    (
+        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes per record",
+        String(
+            format: "%.2f; %.1f B (1 earlier) and %.1f B (50 earlier)", manyEarlier.rate / fewEarlier.rate,
+            fewEarlier.bytes, manyEarlier.bytes),
+        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes))}"#
+    ))
+// `CoreBenchmark state` stops here: a short run for profilers.
+if CommandLine.arguments.dropFirst().first == "state" {
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    exit(0)
 }
+restoreBenchmark()
+stateMemoryBenchmark()
 
 // MARK: - Memory per cached context
 

@@ -1,79 +1,207 @@
-import FocusGateCore
+@testable import FocusGateCore
 import Testing
 
-@Suite("Partition state: dedupe window, rollback, changelog form")
+@Suite("Partition state: dedupe, unread and badges (SPEC §6, §7), rollback, changelog")
 struct PartitionStateTests {
-    static let now = BadgeLedgerTests.now
+    static let now = BadgeRecordTests.now
+    static let work = BadgeRecordTests.context(version: 1)
 
-    private func notification(_ id: String, criteria: String? = "work", user: String = "u") -> NotificationEvent {
-        NotificationEvent(kind: .notification, id: id, userID: user, appID: "chat", filterCriteria: criteria)
+    static func notification(_ id: String, _ criteria: String? = "work", user: String = "u", app: String = "chat")
+        -> NotificationEvent
+    {
+        NotificationEvent(kind: .notification, id: id, userID: user, appID: app, filterCriteria: criteria)
     }
 
-    @Test("a notification id seen within the window is a duplicate and changes nothing")
+    static func read(_ ids: [String], user: String = "u", app: String = "chat") -> NotificationEvent {
+        NotificationEvent(kind: .read, id: "r", userID: user, appID: app, notificationIDs: ids)
+    }
+
+    /// The badge update of an admission that must not be a duplicate.
+    static func update(_ admission: PartitionState.Admission) -> BadgeUpdate? {
+        guard case .applied(let update) = admission else {
+            Issue.record("unexpected duplicate")
+            return nil
+        }
+        return update
+    }
+
+    @Test("Focus on → Focus changes → Focus off → read → clear")
+    func lifecycle() throws {
+        var state = PartitionState()
+        let work = Self.work
+        let admit = { (state: inout PartitionState, id: String, criteria: String?) in
+            Self.update(state.admit(Self.notification(id, criteria), context: work, nowMilliseconds: Self.now))
+        }
+        let first = try #require(admit(&state, "n1", "work"))
+        #expect(
+            first.badge == 1 && first.unread == 1 && first.sequence == 1 && first.focus == "Work"
+                && first.contextVersion == 1)
+        #expect(admit(&state, "n2", "home") == nil, "a silenced notification is unread but does not change the badge")
+        #expect(state.badges(userID: "u") == [.init(appID: "chat", badge: 1, unread: 2, sequence: 1)])
+        let third = try #require(admit(&state, "n3", nil))
+        #expect(third.badge == 2 && third.unread == 3 && third.sequence == 2, "no criteria: delivered, counted")
+
+        let personal = BadgeRecordTests.context(version: 2, focus: "Personal", predicate: "SELF == 'home'")
+        #expect(
+            state.recompute(userID: "u", context: personal, nowMilliseconds: Self.now).isEmpty,
+            "n1 stops counting, n2 starts: the badge stays 2, nothing is published")
+        let off = state.recompute(
+            userID: "u", context: BadgeRecordTests.context(version: 3, focus: nil), nowMilliseconds: Self.now)
+        #expect(off.map(\.badge) == [3])
+        #expect(off.first?.focus == nil && off.first?.contextVersion == 3 && off.first?.sequence == 3)
+
+        let read = try #require(
+            Self.update(state.admit(Self.read(["n1", "unknown"]), context: nil, nowMilliseconds: Self.now)))
+        #expect(read.badge == 2 && read.unread == 2 && read.sequence == 4)
+        let clear = NotificationEvent(kind: .clear, id: "c", userID: "u", appID: "chat")
+        let cleared = try #require(Self.update(state.admit(clear, context: nil, nowMilliseconds: Self.now)))
+        #expect(cleared.badge == 0 && cleared.unread == 0 && cleared.sequence == 5)
+        #expect(state.admit(clear, context: nil, nowMilliseconds: Self.now) == .applied(nil), "no change, no update")
+    }
+
+    @Test("hideBadges counts nothing; an expired context counts everything")
+    func hideAndExpiry() {
+        var state = PartitionState()
+        let hidden = BadgeRecordTests.context(version: 1, hideBadges: true)
+        #expect(state.admit(Self.notification("n1"), context: hidden, nowMilliseconds: Self.now) == .applied(nil))
+        let expiring = BadgeRecordTests.context(version: 2, expiresAt: Self.now + 1000)
+        #expect(state.recompute(userID: "u", context: expiring, nowMilliseconds: Self.now).map(\.badge) == [1])
+        _ = state.admit(Self.notification("n2", "home"), context: expiring, nowMilliseconds: Self.now)
+        #expect(state.badges(userID: "u").first?.badge == 1)
+        let later = state.recompute(userID: "u", context: expiring, nowMilliseconds: Self.now + 1001)
+        #expect(later.map(\.badge) == [2] && later.first?.focus == nil)
+    }
+
+    @Test("an id remembered for the user is a duplicate: in the window, or older but still unread")
     func dedupe() {
         var state = PartitionState(dedupeWindow: 3)
-        #expect(state.admit(self.notification("n1"), context: nil, nowMilliseconds: Self.now) != .duplicate)
-        #expect(state.admit(self.notification("n1"), context: nil, nowMilliseconds: Self.now) == .duplicate)
-        #expect(
-            state.admit(self.notification("n1", user: "other"), context: nil, nowMilliseconds: Self.now) != .duplicate,
-            "ids are per user")
-        // Read n1: it is no longer unread, but the window still remembers it.
-        _ = state.admit(
-            NotificationEvent(kind: .read, id: "r", userID: "u", appID: "chat", notificationIDs: ["n1"]), context: nil,
-            nowMilliseconds: Self.now)
-        #expect(state.admit(self.notification("n1"), context: nil, nowMilliseconds: Self.now) == .duplicate)
-        for id in ["n2", "n3", "n4"] { _ = state.admit(self.notification(id), context: nil, nowMilliseconds: Self.now) }
-        #expect(
-            state.admit(self.notification("n1"), context: nil, nowMilliseconds: Self.now) != .duplicate,
-            "the window holds the last 3 ids")
+        let admit = { (state: inout PartitionState, event: NotificationEvent) in
+            state.admit(event, context: nil, nowMilliseconds: Self.now)
+        }
+        #expect(admit(&state, Self.notification("n1")) != .duplicate)
+        #expect(admit(&state, Self.notification("n1")) == .duplicate)
+        #expect(admit(&state, Self.notification("n1", app: "mail")) == .duplicate, "ids are per user, not per app")
+        #expect(admit(&state, Self.notification("n1", user: "other")) != .duplicate, "ids are per user")
+        _ = admit(&state, Self.read(["n1"]))
+        #expect(admit(&state, Self.notification("n1")) == .duplicate, "read, but still in the window")
+        for id in ["n2", "n3", "n4"] { _ = admit(&state, Self.notification(id)) }
+        #expect(admit(&state, Self.notification("n1")) != .duplicate, "read and out of a window of 3")
+        // n2 left the window but is unread: still a duplicate.
+        for id in ["n5", "n6", "n7"] { _ = admit(&state, Self.notification(id)) }
+        #expect(admit(&state, Self.notification("n2")) == .duplicate)
+        #expect(state.entryCount == 8, "the other user's n1, n1 (again) and n2…n7: unread; nothing else is kept")
     }
 
-    @Test("rollback puts back exactly the state of the last commit")
-    func rollback() throws {
-        var state = PartitionState()
-        _ = state.admit(self.notification("n1"), context: nil, nowMilliseconds: Self.now)
-        state.commit()
-        let committed = try #require(state.serializedState(userID: "u"))
-        #expect(state.changedUsers.isEmpty)
+    @Test("unread per app is capped: the oldest are dropped and counted")
+    func cap() {
+        var state = PartitionState(maxUnreadPerApp: 3)
+        for index in 0..<5 { _ = state.admit(Self.notification("n\(index)", nil), context: nil, nowMilliseconds: Self.now) }
+        #expect(state.badges(userID: "u") == [.init(appID: "chat", badge: 3, unread: 3, sequence: 3)])
+        #expect(state.droppedUnread == 2)
+        #expect(
+            state.admit(Self.read(["n0", "n1"]), context: nil, nowMilliseconds: Self.now) == .applied(nil),
+            "the dropped ones are gone: reading them changes nothing")
+    }
 
-        _ = state.admit(self.notification("n2"), context: nil, nowMilliseconds: Self.now)
-        _ = state.admit(self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
-        _ = state.recompute(userID: "u", context: BadgeLedgerTests.context(version: 2), nowMilliseconds: Self.now)
+    @Test("an app left with nothing unread and never published goes; its changelog keys become tombstones")
+    func emptyAppGoes() {
+        var state = PartitionState()
+        let sleep = BadgeRecordTests.context(version: 1, focus: "Sleep", predicate: "FALSEPREDICATE")
+        _ = state.admit(Self.notification("n1"), context: sleep, nowMilliseconds: Self.now)
+        state.commit()
+        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)
+        #expect(state.badges(userID: "u").isEmpty)
+        var tombstones = 0
+        state.writeChanges { (_, value) in if value == nil { tombstones += 1 } }
+        #expect(tombstones == 2, "the app's name and counts keys")
+    }
+
+    @Test("rollback puts back exactly the state of the last commit, including new users and freed entries")
+    func rollback() throws {
+        var state = PartitionState(dedupeWindow: 2)
+        _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
+        _ = state.admit(Self.notification("n2"), context: nil, nowMilliseconds: Self.now)
+        _ = state.admit(Self.read(["n1"]), context: nil, nowMilliseconds: Self.now)
+        state.commit()
+        let badges = state.badges(userID: "u")
+        #expect(!state.hasChanges)
+
+        _ = state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now)  // n1 leaves the window: freed
+        _ = state.admit(Self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
+        _ = state.recompute(userID: "u", context: Self.work, nowMilliseconds: Self.now)
         #expect(Set(state.changedUsers) == ["u", "new"])
         state.rollback()
-        #expect(state.serializedState(userID: "u") == committed)
-        #expect(state.serializedState(userID: "new") == nil && !state.contains(userID: "new"))
-        #expect(state.badges(userID: "u") == [.init(appID: "chat", badge: 1, unread: 1, sequence: 1)])
-        #expect(
-            state.admit(self.notification("n2"), context: nil, nowMilliseconds: Self.now) != .duplicate,
-            "n2 was rolled back")
+        #expect(!state.hasChanges && state.badges(userID: "u") == badges)
+        #expect(!state.contains(userID: "new") && state.entryCount == 2)
+        #expect(state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now) == .duplicate)
+        #expect(state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now) != .duplicate)
     }
 
-    @Test("the changelog form restores badges and the dedupe window; a tombstone removes the user")
+    @Test("the changelog restores badges, unread and the dedupe window; sequences continue")
     func roundTrip() throws {
         var state = PartitionState(dedupeWindow: 2)
-        let work = BadgeLedgerTests.context(version: 1)
-        for id in ["n1", "n2", "n3"] {
-            _ = state.admit(self.notification(id), context: work, nowMilliseconds: Self.now)
-        }
-        _ = state.admit(
-            NotificationEvent(kind: .clear, id: "c", userID: "u", appID: "chat"), context: work,
-            nowMilliseconds: Self.now)
-        let bytes = try #require(state.serializedState(userID: "u"))
+        for id in ["n1", "n2", "n3"] { _ = state.admit(Self.notification(id), context: Self.work, nowMilliseconds: Self.now) }
+        _ = state.admit(Self.notification("m1", "", app: "mail"), context: Self.work, nowMilliseconds: Self.now)
+        _ = state.admit(Self.read(["n3"]), context: Self.work, nowMilliseconds: Self.now)
+        var log: [([UInt8], [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
 
         var restored = PartitionState(dedupeWindow: 2)
-        try restored.restore(userID: "u", from: bytes)
-        #expect(restored.serializedState(userID: "u") == bytes)
+        for (key, value) in log { try restored.restore(key: key, value: value) }
+        restored.finishRestore()
         #expect(restored.badges(userID: "u") == state.badges(userID: "u"))
-        #expect(restored.admit(self.notification("n3"), context: work, nowMilliseconds: Self.now) == .duplicate)
+        #expect(restored.entryCount == state.entryCount)
+        #expect(restored.admit(Self.notification("n3"), context: Self.work, nowMilliseconds: Self.now) == .duplicate)
         #expect(
-            restored.admit(self.notification("n1"), context: work, nowMilliseconds: Self.now) != .duplicate,
-            "n1 fell out of a window of 2")
-        #expect(restored.changedUsers == ["u"], "restored state is committed; only the new admission is a change")
+            restored.admit(Self.notification("n1"), context: Self.work, nowMilliseconds: Self.now) == .duplicate,
+            "out of the window but unread")
+        let next = try #require(
+            Self.update(restored.admit(Self.read(["n1"]), context: Self.work, nowMilliseconds: Self.now)))
+        #expect(next.sequence == 5 && next.badge == 1, "n1…n3 made 1, 2, 3; reading n3 made 4")
+    }
 
-        try restored.restore(userID: "u", from: nil)
-        #expect(!restored.contains(userID: "u"))
-        #expect(throws: BadgeStateError.self) { try restored.restore(userID: "u", from: [9]) }
-        #expect(throws: BadgeStateError.self) { try restored.restore(userID: "u", from: [1, 5, 0]) }
+    @Test("a record of the first state form is refused as legacy; bad bytes as malformed")
+    func refusals() {
+        var state = PartitionState()
+        #expect(throws: StateFormatError(code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")) {
+            try state.restore(key: Array("u-1".utf8), value: [1, 0, 0])
+        }
+        for (key, value) in [
+            ([0, UInt8(ascii: "E"), 1, 2], [UInt8]()), ([0, UInt8(ascii: "E")] + [UInt8](repeating: 1, count: 9), [1]),
+            ([0, UInt8(ascii: "A"), 0, 0x75], [1, 1]), ([0, UInt8(ascii: "Z")], [1]),
+            ([0, UInt8(ascii: "A"), 1, 0x75], [1, 1, 1]),
+        ] as [([UInt8], [UInt8])] {
+            #expect(throws: StateFormatError.self) { try state.restore(key: key, value: value) }
+        }
+        #expect(
+            PartitionState.commitMarkerOffset(
+                key: PartitionState.commitMarkerKey, value: PartitionState.commitMarkerValue(through: 1234)) == 1234)
+    }
+
+    @Test("work and changelog bytes per notification do not grow with a user's history")
+    func costIndependentOfHistory() {
+        func cost(history: Int) -> (undo: Int, bytes: Int) {
+            var state = PartitionState()
+            for index in 0..<history {
+                _ = state.admit(Self.notification("old-\(index)"), context: Self.work, nowMilliseconds: Self.now)
+                if index % 2 == 0 { _ = state.admit(Self.read(["old-\(index)"]), context: Self.work, nowMilliseconds: Self.now) }
+            }
+            state.writeChanges { _, _ in }
+            state.commit()
+            _ = state.admit(Self.notification("new"), context: Self.work, nowMilliseconds: Self.now)
+            var bytes = 0
+            state.writeChanges { key, value in bytes += key.count + (value?.count ?? 0) }
+            return (state.undo.count, bytes)
+        }
+        // A full window (1,000 ids) and a full unread list (1,000) each add one constant step (an
+        // eviction, a drop: before-images and a tombstone); nothing depends on how much the user has.
+        let fresh = cost(history: 1)
+        let full = cost(history: 3000)
+        #expect(full.undo <= fresh.undo + 8 && full.bytes <= fresh.bytes + 30, "\(full) vs \(fresh)")
+        for history in [50, 999, 6000] {
+            let long = cost(history: history)
+            #expect(long.undo <= full.undo && long.bytes <= full.bytes, "at \(history): \(long) vs \(full)")
+        }
     }
 }

@@ -9,13 +9,13 @@ import HummingbirdTesting
 import Prometheus
 import Testing
 
-/// Badges held in a real ledger, as a worker would hold them.
+/// Badges held in a real partition state, as a worker would hold them.
 actor LedgerBadges: BadgeReading {
-    var ledger = BadgeLedger()
-    func badges(userID: String) -> [BadgeLedger.Badge] { self.ledger.badges(userID: userID) }
+    var state = PartitionState()
+    func badges(userID: String) -> [Badge] { self.state.badges(userID: userID) }
     func add(userID: String, appID: String, id: String) {
-        _ = self.ledger.recordNotification(
-            userID: userID, appID: appID, id: id, criteria: nil, context: nil, nowMilliseconds: 0)
+        _ = self.state.admit(
+            NotificationEvent(id: id, userID: userID, appID: appID), context: nil, nowMilliseconds: 0)
     }
 }
 

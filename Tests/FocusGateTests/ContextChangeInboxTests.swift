@@ -37,7 +37,7 @@ struct ContextChangeInboxTests {
                     (
                         "u-1",
                         [
-                            BadgeLedger.Badge(
+                            Badge(
                                 appID: "chat", badge: sequence % 7, unread: sequence % 7, sequence: UInt64(sequence))
                         ]
                     )

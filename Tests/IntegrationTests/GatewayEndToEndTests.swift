@@ -231,7 +231,7 @@ extension EmbeddedBrokerTests {
                 try await Task.sleep(for: .milliseconds(50))
                 badges = await instance.gateway.badges.badges(userID: "u-1")
             }
-            #expect(badges == [BadgeLedger.Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
+            #expect(badges == [Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
             try await instance.stop()
             await bench.shutdown()
         }

@@ -151,8 +151,8 @@ struct Audit {
     var distinctIDs: Int { self.outputsByID.count }
 
     /// The last badge record per `userId/appId`.
-    var finalBadges: [String: BadgeLedger.Badge] {
-        var result: [String: BadgeLedger.Badge] = [:]
+    var finalBadges: [String: Badge] {
+        var result: [String: Badge] = [:]
         for message in self.badges {
             guard let key = message.keyString, let value = message.value,
                 let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
@@ -162,7 +162,7 @@ struct Audit {
                 Issue.record("unreadable badge record")
                 continue
             }
-            result[key] = BadgeLedger.Badge(appID: appID, badge: badge, unread: unread, sequence: UInt64(sequence))
+            result[key] = Badge(appID: appID, badge: badge, unread: unread, sequence: UInt64(sequence))
         }
         return result
     }
@@ -286,7 +286,7 @@ enum Events {
 
     /// The badges a fresh ledger computes from these inputs with no Focus on (badge = unread).
     static func expectedBadges(_ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000) -> [String:
-        BadgeLedger.Badge]
+        Badge]
     {
         var state = PartitionState(maxUnreadPerApp: maxUnreadPerApp)
         let decoder = EventDecoder(maxEventBytes: 2048)
@@ -297,7 +297,7 @@ enum Events {
             _ = state.admit(event, context: nil, nowMilliseconds: 0)
             keys.insert(event.userID)
         }
-        var result: [String: BadgeLedger.Badge] = [:]
+        var result: [String: Badge] = [:]
         for user in keys {
             for badge in state.badges(userID: user) where badge.sequence > 0 {
                 result["\(user)/\(badge.appID)"] = badge

@@ -1,65 +1,124 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import Foundation
 import Testing
 
 extension EmbeddedBrokerTests {
     /// What a worker takes from the state changelog when partitions arrive.
     @Suite("State restore")
     struct StateRestoreTests {
-        /// One user's serialized state after `unread` notifications of app `chat`.
-        static func serializedState(user: String, unread: Int) throws -> [UInt8] {
-            var state = PartitionState()
-            let decoder = EventDecoder(maxEventBytes: 2048)
-            for index in 0..<unread {
-                let event = try decoder.decode(Array(Events.notification("n-\(index)", user: user).value.utf8))
-                _ = state.admit(event, context: nil, nowMilliseconds: 0)
+        typealias Record = (key: [UInt8]?, value: [UInt8]?)
+
+        /// The changelog records a commit writes after `unread` notifications of app `chat` per user.
+        static func changes(
+            _ state: inout PartitionState, users: some Sequence<String>, unread: Int, from first: Int = 0
+        ) -> [Record] {
+            for user in users {
+                for index in first..<(first + unread) {
+                    _ = state.admit(
+                        NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), context: nil, nowMilliseconds: 0)
+                }
             }
-            var bytes: [UInt8] = []
-            #expect(state.appendSerializedState(userID: user, to: &bytes))
-            return bytes
+            var records: [Record] = []
+            state.writeChanges { key, value in records.append((key, value)) }
+            state.commit()
+            return records
         }
 
-        @Test(
-            "a state record marked past the committed input offset is skipped (its transaction never committed); marked within it or unmarked, it is taken"
-        )
-        func uncommittedStateSkipped() async throws {
-            let bench = try await GatewayBench()
-            let header = { (through: Int64) in [KafkaHeader(name: "focusgate-through", value: String(through))] }
-            // Changelog partition 0, as an abort on the embedded broker leaves it (no abort markers):
-            // committed state, then state of a transaction whose offsets never committed.
-            let records: [(user: String, unread: Int, headers: [KafkaHeader])] = [
-                ("u-committed", 1, header(12)),
-                ("u-committed", 3, header(20)),
-                ("u-unmarked", 2, []),
-                ("u-only-uncommitted", 4, header(13)),
-            ]
-            for record in records {
-                let value = try Self.serializedState(user: record.user, unread: record.unread)
-                let outcomes = try KafkaTestSupport.produce(
-                    bench.broker, topic: bench.topics.state, bytes: [(Array(record.user.utf8), value)],
-                    partition: 0, headers: record.headers)
-                #expect(outcomes.allSatisfy { $0.error == nil })
-            }
-            // The input partition's committed offset: 12.
-            let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: 12)
+        static func marker(through offset: Int64) -> Record {
+            (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset))
+        }
+
+        /// Commits offset `offset` of input partition 0 for the gateway's group.
+        static func commitInput(_ bench: GatewayBench, offset: Int64) throws {
+            let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
             _ = try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.notifications, records: filler, partition: 0)
             let committer = try KafkaConsumer(
                 configuration: KafkaTestSupport.consumerConfiguration(bench.broker, group: "focusgate"),
                 logger: KafkaTestSupport.logger)
-            try committer.commit([KafkaTopicPartition(topic: bench.topics.notifications, partition: 0, offset: 12)])
+            try committer.commit([KafkaTopicPartition(topic: bench.topics.notifications, partition: 0, offset: offset)])
             committer.close()
-            #expect(try bench.committedOffsets()[0] == 12)
+            #expect(try bench.committedOffsets()[0] == offset)
+        }
+
+        @Test(
+            "changes closed by a marker within the committed input offset are taken; past it, or with no marker, skipped"
+        )
+        func uncommittedStateSkipped() async throws {
+            let bench = try await GatewayBench()
+            // Changelog partition 0, as an abort on the embedded broker leaves it (no abort markers):
+            // committed changes, then changes of transactions whose offsets never committed.
+            var state = PartitionState()
+            var records = Self.changes(&state, users: ["u-committed"], unread: 1)
+            records.append(Self.marker(through: 12))
+            records += Self.changes(&state, users: ["u-committed"], unread: 2, from: 1)
+            records.append(Self.marker(through: 20))
+            records += Self.changes(&state, users: ["u-only-uncommitted"], unread: 4)
+            records.append(Self.marker(through: 13))
+            records += Self.changes(&state, users: ["u-cut-short"], unread: 2)
+            let outcomes = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
+            #expect(outcomes.allSatisfy { $0.error == nil })
+            try Self.commitInput(bench, offset: 12)
 
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
             try await instance.waitUntil { instance.gateway.assignedPartitions == 4 }
             let unread = { (user: String) in
                 await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
             }
-            #expect(await unread("u-committed") == 1, "the later record (through 20 > 12) was skipped")
-            #expect(await unread("u-unmarked") == 2, "records without the mark are taken")
+            #expect(await unread("u-committed") == 1, "the later changes (through 20 > 12) were skipped")
             #expect(await unread("u-only-uncommitted") == nil, "no committed state at all")
+            #expect(await unread("u-cut-short") == nil, "changes with no marker after them are a commit cut short")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("a record of the first state form stops the worker with a message that says what to do")
+        func legacyStateRefused() async throws {
+            let bench = try await GatewayBench(partitions: 1)
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, bytes: [(Array("u-old".utf8), [1, 0, 0])], partition: 0)
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            let error = try #require(await instance.finished())
+            #expect("\(error)".contains("first state form"), "\(error)")
+            await bench.shutdown()
+        }
+
+        @Test("100,000 users with history are restored: badges, unread and dedupe windows")
+        func restoreAtScale() async throws {
+            let partitions = 8
+            let usersPerPartition = 12_500
+            let bench = try await GatewayBench(partitions: partitions)
+            for partition in 0..<partitions {
+                var state = PartitionState()
+                var records = Self.changes(
+                    &state, users: (0..<usersPerPartition).lazy.map { "u-\(partition)-\($0)" }, unread: 3)
+                records.append(Self.marker(through: 0))
+                let outcomes = try KafkaTestSupport.produce(
+                    bench.broker, topic: bench.topics.state, bytes: records, partition: Int32(partition))
+                #expect(outcomes.allSatisfy { $0.error == nil })
+            }
+            let started = ContinuousClock.now
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == partitions }, timeout: .seconds(60))
+            let restoreTime = ContinuousClock.now - started
+            #expect(instance.gateway.assignedPartitions == partitions)
+            print("restored \(partitions * usersPerPartition) users in \(restoreTime)")
+            for (partition, user) in [(0, 0), (3, 6_000), (7, usersPerPartition - 1)] {
+                let badges = await instance.gateway.badges.badges(userID: "u-\(partition)-\(user)")
+                #expect(badges == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)])
+            }
+            // A notification the window remembers is a duplicate; a new one is decided. Keys route
+            // to partitions by hash, so the users are taken from where the key lands.
+            let duplicate = Events.notification("n-1", user: "u-0-0")
+            let fresh = Events.notification("n-new", user: "u-0-0")
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.notifications, records: [duplicate, fresh].map { ($0.key, $0.value) },
+                partition: 0)
+            try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 2 }
+            #expect(instance.metric("focusgate_duplicates_total") == 1)
             try await instance.stop()
             await bench.shutdown()
         }

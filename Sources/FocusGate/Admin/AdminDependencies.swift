@@ -25,7 +25,7 @@ public struct KafkaInvalidationPublisher: InvalidationPublishing {
 /// Reads a user's badges from whichever worker owns the user.
 public protocol BadgeReading: Sendable {
     /// The user's badges, by app; empty when the user has none here.
-    func badges(userID: String) async -> [BadgeLedger.Badge]
+    func badges(userID: String) async -> [Badge]
 }
 
 /// What `/readyz` reports.

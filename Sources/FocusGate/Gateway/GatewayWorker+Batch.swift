@@ -67,7 +67,8 @@ extension GatewayWorker {
                 var update: BadgeUpdate?
                 if event.kind == .notification {
                     let decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: now)
-                    switch self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)
+                    switch self.partitions[record.partition]!.state.admit(
+                        event, context: context, nowMilliseconds: now, silenced: decision.outcome == .silenced)
                     {
                     case .duplicate:
                         counts.duplicates += 1

@@ -5,7 +5,8 @@ import FocusGateKafka
 
 extension GatewayWorker {
     /// Commits everything processed since the last commit: the state changelog records of the
-    /// changed users (each marked with the input offset it is state as of), then (exactly-once)
+    /// keys that changed, closed per partition by a commit marker holding the input offset the
+    /// state is as of, then (exactly-once)
     /// the offsets inside the transaction and the transaction, or (at-least-once) a flush that
     /// must deliver every output, then the offsets.
     ///
@@ -22,22 +23,22 @@ extension GatewayWorker {
         guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
 
         try self.beginTransactionIfNeeded()
-        var published: [(userID: String, badges: [BadgeLedger.Badge])] = []
+        var published: [(userID: String, badges: [Badge])] = []
+        var stateRecords = 0
         for partition in changed {
-            let progress = self.partitions[partition]!
-            let state = progress.state
-            let through = [
-                KafkaHeader(name: StateRestorer.throughHeader, value: String(progress.next ?? progress.committed))
-            ]
-            for userID in state.changedUsers {
-                self.stateBuffer.removeAll(keepingCapacity: true)
-                let hasState = state.appendSerializedState(userID: userID, to: &self.stateBuffer)
-                try self.producer.produce(
-                    topic: self.stateTopic, partition: partition, key: Array(userID.utf8),
-                    value: hasState ? self.stateBuffer : nil, headers: through
-                )
-                published.append((userID, state.badges(userID: userID)))
+            let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
+            for userID in self.partitions[partition]!.state.changedUsers {
+                published.append((userID, self.partitions[partition]!.state.badges(userID: userID)))
             }
+            try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
+                try self.producer.produce(topic: self.stateTopic, partition: partition, key: key, value: value)
+                stateRecords += 1
+            }
+            // Closes the partition's changes: a restore applies them only when the input offsets
+            // of this transaction committed (see StateRestorer).
+            try self.producer.produce(
+                topic: self.stateTopic, partition: partition, key: PartitionState.commitMarkerKey,
+                value: PartitionState.commitMarkerValue(through: through))
         }
         if self.configuration.deliveryMode == .exactlyOnce {
             if !offsets.isEmpty {
@@ -78,7 +79,7 @@ extension GatewayWorker {
         self.processedSinceCommit = 0
         self.directory.publish(published)
         self.metrics.committed.increment()
-        self.metrics.stateRecords.increment(by: Int64(published.count))
+        self.metrics.stateRecords.increment(by: Int64(stateRecords))
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction

@@ -11,16 +11,18 @@ import Logging
 /// judged by offsets and the fetch position, not by end-of-partition events (librdkafka 2.0.2
 /// raises those at the last stable offset).
 ///
-/// Each state record carries the input offset its transaction committed (``throughHeader``). A
-/// record marked past the input partition's committed offset was written by a transaction whose
-/// offsets never committed, so it is skipped and the user's previous record stands. A real cluster
+/// A transaction's records of a partition end with a commit marker holding the input offset they
+/// are state as of. Records are applied a marker at a time: a group whose marker is past the
+/// input partition's committed offset was written by a transaction whose offsets never committed,
+/// so it is skipped, as are records after the last marker (a commit cut short). A real cluster
 /// hides such records from `read_committed` already; the embedded broker writes no abort markers
 /// and shows them, and without this check a restore after an abort brought back state whose
-/// outputs the abort had purged (badges then disagreed with the inputs).
+/// outputs the abort had purged (badges then disagreed with the inputs). On a compacted topic only
+/// the newest marker survives, and everything before it forms one group.
+///
+/// A record of the first state form (whole users keyed by user id) is refused: the worker stops
+/// with a message that says so (docs/state.md, "Upgrading").
 final class StateRestorer {
-    /// The header holding the input offset a state record is state as of.
-    static let throughHeader = "focusgate-through"
-
     private let consumer: KafkaConsumer
     private let topic: String
     private let timeout: Duration
@@ -62,27 +64,25 @@ final class StateRestorer {
         guard high > low else { return (0, 0) }
         try self.consumer.assign([KafkaTopicPartition(topic: self.topic, partition: partition, offset: low)])
         defer { try? self.consumer.assign([]) }
-        let deadline = ContinuousClock.now + self.timeout
+        let started = ContinuousClock.now
+        let deadline = started + self.timeout
+        var nextReport = started + .seconds(1)
         var next = low
-        var records = 0
-        var unreadable = 0
-        var uncommitted = 0
+        var group = Group()
         let limit = committed.flatMap { $0 >= 0 ? $0 : nil } ?? .max
-        while next < high {
+        var legacy = false
+        while next < high && !legacy {
             let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
                 for record in batch where record.partition == partition && record.offset >= next {
                     next = record.offset + 1
                     guard let key = record.key else { continue }
-                    if limit != .max, let through = Self.through(record), through > limit {
-                        uncommitted += 1
-                        continue
-                    }
-                    let userID = String(decoding: key, as: UTF8.self)
-                    do {
-                        try state.restore(userID: userID, from: record.value.map { Array($0) })
-                    } catch {
-                        unreadable += 1
-                        try? state.restore(userID: userID, from: nil)
+                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value.map { Array($0) }) {
+                        group.close(applying: through <= limit, to: &state)
+                    } else if key.first != 0 {
+                        legacy = true
+                        return batch.count
+                    } else {
+                        group.records.append((Array(key), record.value.map { Array($0) }))
                     }
                 }
                 return batch.count
@@ -95,12 +95,33 @@ final class StateRestorer {
             {
                 break  // only control records (transaction markers) were left
             }
-            if ContinuousClock.now > deadline {
+            let now = ContinuousClock.now
+            if now >= nextReport {
+                nextReport = now + .seconds(1)
+                self.logger.info(
+                    "restoring state",
+                    metadata: [
+                        "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
+                        "focusgate.state.read": "\(next - low)", "focusgate.state.total": "\(high - low)",
+                        "focusgate.state.users": "\(state.userCount)",
+                    ])
+            }
+            if now > deadline {
                 throw KafkaError(
                     code: .timedOut, message: "restoring \(self.topic)/\(partition): reached offset \(next) of \(high)")
             }
         }
-        records = high - low > 0 ? Int(next - low) : 0
+        if legacy {
+            throw KafkaError(
+                code: .state,
+                message: """
+                    \(self.topic)/\(partition) holds state records of the first state form (one record per user), \
+                    which this version does not read. Stop every instance, delete and recreate the topic \
+                    (badges and dedupe windows start empty), then start again; see docs/state.md, "Upgrading"
+                    """, isFatal: true)
+        }
+        let uncommitted = group.skipped + group.records.count
+        state.finishRestore()
         if uncommitted > 0 {
             self.logger.warning(
                 "state records of transactions that did not commit their offsets were skipped",
@@ -110,21 +131,38 @@ final class StateRestorer {
                 ]
             )
         }
-        if unreadable > 0 {
+        if group.unreadable > 0 {
             self.logger.error(
                 "state records this version cannot read were dropped",
                 metadata: [
                     "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
-                    "focusgate.records": "\(unreadable)",
+                    "focusgate.records": "\(group.unreadable)",
                 ]
             )
         }
-        return (records, uncommitted)
+        return (Int(next - low), uncommitted)
     }
 
-    /// The input offset a state record is marked with; `nil` when unmarked or unreadable.
-    private static func through(_ record: KafkaRecord) -> Int64? {
-        guard case .some(.some(let bytes)) = record.header(Self.throughHeader) else { return nil }
-        return Int64(String(decoding: bytes, as: UTF8.self))
+    /// The records read since the last commit marker.
+    private struct Group {
+        var records: [(key: [UInt8], value: [UInt8]?)] = []
+        var skipped = 0
+        var unreadable = 0
+
+        /// Applies the records when their transaction committed, else skips them.
+        mutating func close(applying: Bool, to state: inout PartitionState) {
+            defer { self.records.removeAll(keepingCapacity: true) }
+            guard applying else {
+                self.skipped += self.records.count
+                return
+            }
+            for (key, value) in self.records {
+                do {
+                    try state.restore(key: key, value: value)
+                } catch {
+                    self.unreadable += 1
+                }
+            }
+        }
     }
 }

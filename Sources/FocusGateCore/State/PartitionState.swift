@@ -1,25 +1,54 @@
-/// The per-user state a gateway worker keeps for one input partition: badges (``BadgeLedger``)
-/// and the dedupe window of each user, with the changes since the last commit.
+/// The per-user state a gateway worker keeps for one input partition: each user's dedupe window,
+/// unread notifications and badges (SPEC §6, §7), laid out for the record loop.
 ///
-/// The state changes only through ``admit(_:context:nowMilliseconds:)`` and
-/// ``recompute(userID:context:nowMilliseconds:)``. The first change of a user after a commit saves
-/// the user's previous state, so that an aborted transaction can be rolled back exactly
-/// (``rollback()``), and marks the user for the changelog (``changedUsers``).
+/// - Users are interned once: one hash lookup per record gives an index.
+/// - Every remembered notification is one fixed-size ``StateEntry`` (id hash, app, interned
+///   criteria, flags, decided-at) in one array, found by (user, id hash) in an open-addressing
+///   table of 32-bit indices: dedupe and `read` are constant time, whatever a user's history.
+/// - The dedupe window of a user and the unread list of each (user, app) are linked lists
+///   through the entries: admitting, reading and dropping the oldest are constant time.
+/// - Each (user, app) keeps its badge as a count, updated per change; only a different context
+///   (version, or Focus on/off) recounts the app's unread notifications.
+/// - Changes since the last commit are an undo log of before-images (``rollback()``) and a list
+///   of changed changelog keys, each written once per commit (``writeChanges(_:)``).
 ///
-/// Not `Sendable` by use: the worker that owns the partition owns its state.
+/// A notification is a duplicate while its id is remembered for the user: in the user's last
+/// ``dedupeWindow`` notifications, or still unread. Not `Sendable` by use: the worker that owns
+/// the partition owns its state.
 public struct PartitionState {
-    /// Unread notifications kept per (user, app).
-    public var maxUnreadPerApp: Int { self.ledger.maxUnreadPerApp }
-    /// Notification ids remembered per user for dedupe.
+    /// Unread notifications kept per (user, app) (`badges.maxUnreadPerApp`).
+    public let maxUnreadPerApp: Int
+    /// Notification ids remembered per user for dedupe (`dedupe.windowPerUser`).
     public let dedupeWindow: Int
-    var ledger: BadgeLedger
-    var windows: [String: DedupeWindow] = [:]
-    /// Each changed user's state as of the last commit (`nil` parts: absent then).
-    private var saved: [String: Snapshot] = [:]
 
-    private struct Snapshot {
-        var badges: BadgeLedger.UserBadges?
-        var window: DedupeWindow?
+    var entries: [StateEntry] = []
+    var apps: [AppSlot] = []
+    var users: [UserSlot] = []
+    var userNumbers: [String: UInt32] = [:]
+    var criteria = CriteriaPool()
+    /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
+    var slots: [UInt32] = Array(repeating: 0, count: 64)
+    var slotCount = 0
+    var freeEntry = StateIndex.none
+    var freeApp = StateIndex.none
+    var liveEntries = 0
+    /// Unread notifications dropped because an app exceeded ``maxUnreadPerApp``.
+    public internal(set) var droppedUnread = 0
+
+    // Since the last commit.
+    var undo: [StateUndo] = []
+    var changes: [StateChange] = []
+    var committed = CommitPoint()
+
+    /// What a rollback returns to besides the before-images.
+    struct CommitPoint {
+        var entries = 0
+        var apps = 0
+        var users = 0
+        var freeEntry = StateIndex.none
+        var freeApp = StateIndex.none
+        var liveEntries = 0
+        var droppedUnread = 0
     }
 
     /// Creates an empty state.
@@ -28,28 +57,30 @@ public struct PartitionState {
     ///   - maxUnreadPerApp: `badges.maxUnreadPerApp`.
     ///   - dedupeWindow: `dedupe.windowPerUser`: notification ids remembered per user.
     public init(maxUnreadPerApp: Int = 1000, dedupeWindow: Int = 1000) {
-        self.ledger = BadgeLedger(maxUnreadPerApp: maxUnreadPerApp)
+        precondition(maxUnreadPerApp > 0 && dedupeWindow > 0, "the state must keep at least one id")
+        self.maxUnreadPerApp = maxUnreadPerApp
         self.dedupeWindow = dedupeWindow
     }
 
-    /// Users with any state.
-    public var userCount: Int { self.windows.count }
+    /// Users with state.
+    public var userCount: Int { self.userNumbers.count }
+
+    /// Remembered notifications (in a dedupe window, unread, or both).
+    public var entryCount: Int { self.liveEntries }
 
     /// The users with state here.
-    public var userIDs: [String] {
-        Array(Set(self.windows.keys).union(self.ledger.users.keys))
-    }
+    public var userIDs: [String] { Array(self.userNumbers.keys) }
 
     /// Whether the user has state here.
     public func contains(userID: String) -> Bool {
-        self.windows[userID] != nil || self.ledger.users[userID] != nil
+        self.userNumbers[userID] != nil
     }
 
     // MARK: - Events
 
     /// What admitting an event did.
     public enum Admission: Sendable, Hashable {
-        /// A notification whose id is in the user's dedupe window: nothing changed, nothing to publish.
+        /// A notification whose id is remembered for the user: nothing changed, nothing to publish.
         case duplicate
         /// The event was applied; the badge changed when an update is given.
         case applied(BadgeUpdate?)
@@ -61,37 +92,48 @@ public struct PartitionState {
     ///   - event: The event.
     ///   - context: The user's context, for the badge (`nil`: no Focus).
     ///   - nowMilliseconds: The decision time.
-    public mutating func admit(_ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64)
-        -> Admission
-    {
+    ///   - silenced: Whether a notification was silenced (kept with it for summaries).
+    public mutating func admit(
+        _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false
+    ) -> Admission {
         switch event.kind {
         case .notification:
-            if self.windows[event.userID]?.contains(event.id) == true { return .duplicate }
-            self.save(event.userID)
-            self.windows[event.userID, default: DedupeWindow(capacity: self.dedupeWindow)].insert(event.id)
-            let outcome = self.ledger.recordNotification(
-                userID: event.userID, appID: event.appID, id: event.id, criteria: event.filterCriteria,
-                context: context, nowMilliseconds: nowMilliseconds
-            )
-            switch outcome {
-            case .added(let update): return .applied(update)
-            // Still unread, though the window had forgotten it: a duplicate all the same.
-            case .duplicate: return .duplicate
-            }
+            let idHash = Self.idHash(event.id)
+            let user = self.internUser(event.userID)
+            if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
+            let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
+            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+            let counts = FocusDecider.countsInBadge(
+                appID: event.appID, criteria: event.filterCriteria, context: context, nowMilliseconds: nowMilliseconds)
+            var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
+            if counts { flags |= StateEntry.counted }
+            if silenced { flags |= StateEntry.silenced }
+            self.addEntry(
+                StateEntry(
+                    idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
+                    criteria: self.criteria.intern(event.filterCriteria), arrival: 0, windowNext: StateIndex.none,
+                    unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
+                    relevance: StateEntry.relevanceByte(event.relevanceScore)))
+            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         case .read:
-            guard self.ledger.users[event.userID]?.apps[event.appID] != nil else { return .applied(nil) }
-            self.save(event.userID)
-            return .applied(
-                self.ledger.markRead(
-                    userID: event.userID, appID: event.appID, ids: event.notificationIDs, context: context,
-                    nowMilliseconds: nowMilliseconds
-                ))
+            guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
+            else { return .applied(nil) }
+            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+            for id in event.notificationIDs {
+                guard let entry = self.findEntry(user: user, idHash: Self.idHash(id)),
+                    self.entries[Int(entry)].app == app
+                else { continue }
+                self.removeUnread(entry)
+            }
+            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         case .clear:
-            guard self.ledger.users[event.userID]?.apps[event.appID] != nil else { return .applied(nil) }
-            self.save(event.userID)
-            return .applied(
-                self.ledger.clear(
-                    userID: event.userID, appID: event.appID, context: context, nowMilliseconds: nowMilliseconds))
+            guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
+            else { return .applied(nil) }
+            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+            while self.apps[Int(app)].unreadHead != StateIndex.none {
+                self.removeUnread(self.apps[Int(app)].unreadHead)
+            }
+            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         }
     }
 
@@ -99,44 +141,130 @@ public struct PartitionState {
     public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
         -> [BadgeUpdate]
     {
-        guard self.ledger.users[userID] != nil else { return [] }
-        self.save(userID)
-        return self.ledger.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
+        guard let user = self.userNumbers[userID] else { return [] }
+        var updates: [BadgeUpdate] = []
+        var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            let next = self.apps[Int(app)].nextApp
+            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+            if let update = self.publish(app, context: context, nowMilliseconds: nowMilliseconds) {
+                updates.append(update)
+            }
+            app = next
+        }
+        return updates.sorted { $0.appID < $1.appID }
     }
 
-    /// The user's badges.
-    public func badges(userID: String) -> [BadgeLedger.Badge] {
-        self.ledger.badges(userID: userID)
+    /// The user's badges as last published, by app id.
+    public func badges(userID: String) -> [Badge] {
+        guard let user = self.userNumbers[userID] else { return [] }
+        var badges: [Badge] = []
+        var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            let slot = self.apps[Int(app)]
+            badges.append(
+                Badge(appID: slot.appID, badge: Int(slot.badge), unread: Int(slot.unread), sequence: slot.sequence))
+            app = slot.nextApp
+        }
+        return badges.sorted { $0.appID < $1.appID }
     }
 
     // MARK: - Transactions
 
-    /// Whether any user changed since the last ``commit()`` or ``rollback()``.
-    public var hasChanges: Bool {
-        !self.saved.isEmpty
-    }
+    /// Whether anything changed since the last ``commit()`` or ``rollback()``.
+    public var hasChanges: Bool { !self.changes.isEmpty }
 
-    /// Users changed since the last ``commit()`` or ``rollback()``, for the changelog.
+    /// The users whose changelog records changed since the last commit.
     public var changedUsers: [String] {
-        Array(self.saved.keys)
-    }
-
-    /// Forgets the saved states: the changes are committed.
-    public mutating func commit() {
-        self.saved.removeAll(keepingCapacity: true)
-    }
-
-    /// Puts every changed user back as of the last commit.
-    public mutating func rollback() {
-        for (userID, snapshot) in self.saved {
-            self.ledger.users[userID] = snapshot.badges
-            self.windows[userID] = snapshot.window
+        var seen = Set<UInt32>()
+        var users: [String] = []
+        for change in self.changes {
+            let user: UInt32
+            switch change {
+            case .entry(let number, _), .appName(let number, _), .appCounts(let number, _): user = number
+            }
+            if seen.insert(user).inserted { users.append(self.users[Int(user)].userID) }
         }
-        self.saved.removeAll(keepingCapacity: true)
+        return users
     }
 
-    private mutating func save(_ userID: String) {
-        guard self.saved[userID] == nil else { return }
-        self.saved[userID] = Snapshot(badges: self.ledger.users[userID], window: self.windows[userID])
+    /// Makes the changes since the last commit the committed state.
+    public mutating func commit() {
+        self.undo.removeAll(keepingCapacity: true)
+        // Written changes had their marks cleared already; clear those the caller did not write.
+        for change in self.changes {
+            switch change {
+            case .entry(let user, let idHash):
+                if let entry = self.findEntry(user: user, idHash: idHash) {
+                    self.entries[Int(entry)].flags &= ~StateEntry.dirty
+                }
+            case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
+                if let app = self.findApp(user: user, ordinal: ordinal) {
+                    self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
+                }
+            }
+        }
+        self.changes.removeAll(keepingCapacity: true)
+        if self.criteria.needsCollection { self.collectCriteria() }
+        self.committed = CommitPoint(
+            entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
+            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread)
+    }
+
+    /// Puts everything back as of the last commit, in time proportional to what changed since.
+    public mutating func rollback() {
+        // The table first forgets the entries as they are now, then learns them as they were.
+        for record in self.undo {
+            if case .entry(let index, _) = record { self.unindex(index) }
+        }
+        for index in self.committed.entries..<self.entries.count { self.unindex(UInt32(index)) }
+        for record in self.undo.reversed() {
+            switch record {
+            case .entry(let index, let entry): self.entries[Int(index)] = entry
+            case .app(let index, let app): self.apps[Int(index)] = app
+            case .user(let index, let user): self.users[Int(index)] = user
+            }
+        }
+        self.entries.removeSubrange(self.committed.entries...)
+        self.apps.removeSubrange(self.committed.apps...)
+        for user in self.users[self.committed.users...] { self.userNumbers[user.userID] = nil }
+        self.users.removeSubrange(self.committed.users...)
+        for record in self.undo {
+            guard case .entry(let index, let entry) = record, entry.has(StateEntry.alive),
+                self.findEntry(user: entry.user, idHash: entry.idHash) == nil
+            else { continue }
+            self.insertSlot(index)
+        }
+        self.freeEntry = self.committed.freeEntry
+        self.freeApp = self.committed.freeApp
+        self.liveEntries = self.committed.liveEntries
+        self.droppedUnread = self.committed.droppedUnread
+        self.undo.removeAll(keepingCapacity: true)
+        self.changes.removeAll(keepingCapacity: true)
+    }
+
+    /// The stable hash of a notification id: 64-bit FNV-1a of its UTF-8 bytes. Two different ids
+    /// of one user collide with a probability of about 2⁻⁶⁴ × the ids remembered.
+    static func idHash(_ id: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// A (user, app)'s badge as last published.
+public struct Badge: Sendable, Hashable {
+    public var appID: String
+    public var badge: Int
+    public var unread: Int
+    public var sequence: UInt64
+
+    public init(appID: String, badge: Int, unread: Int, sequence: UInt64) {
+        self.appID = appID
+        self.badge = badge
+        self.unread = unread
+        self.sequence = sequence
     }
 }

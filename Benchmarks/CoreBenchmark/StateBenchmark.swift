@@ -1,0 +1,170 @@
+import FocusGateCore
+import Foundation
+
+// MARK: - Partition state at steady state
+
+/// A partition's share of 100,000 users over 16 partitions (6,250), each given `history`
+/// earlier notifications (half of them read) before the measurement. Then the measured stream:
+/// users drawn from a Zipf distribution (s = 1), 85% notifications with new ids, 10% reads of a
+/// user's latest id, 5% clears; a commit every 2,048 records writes the changed keys' changelog
+/// records. Returns records/s and changelog bytes (key + value) per record.
+@MainActor func steadyStateBenchmark(history: Int, records: Int = 1_000_000) -> (rate: Double, bytes: Double) {
+    let users = (0..<6_250).map { "user-\($0)" }
+    var state = PartitionState()
+    var changelogBytes = 0
+    let commit = { (state: inout PartitionState) in
+        state.writeChanges { key, value in changelogBytes += key.count + (value?.count ?? 0) }
+        state.commit()
+    }
+    for round in 0..<history {
+        for user in users {
+            _ = state.admit(
+                NotificationEvent(id: "h-\(round)", userID: user, appID: "com.example.chat", filterCriteria: "work"),
+                context: nil, nowMilliseconds: 0)
+            if round % 2 == 1 {
+                _ = state.admit(
+                    NotificationEvent(kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
+                    context: nil, nowMilliseconds: 0)
+            }
+        }
+        commit(&state)
+    }
+    // Events built before timing: the benchmark measures the state, not string formatting.
+    var random = SplitMix(state: 42)
+    let zipf = Zipf(count: users.count, exponent: 1)
+    var latest = [Int](repeating: -1, count: users.count)
+    let events: [NotificationEvent] = (0..<records).map { index in
+        let user = zipf.sample(&random)
+        let roll = Int(random.next() % 100)
+        if roll < 10 && latest[user] >= 0 {
+            return NotificationEvent(
+                kind: .read, id: "r-\(index)", userID: users[user], appID: "com.example.chat",
+                notificationIDs: ["n-\(latest[user])"])
+        } else if roll < 15 {
+            return NotificationEvent(kind: .clear, id: "c-\(index)", userID: users[user], appID: "com.example.chat")
+        }
+        latest[user] = index
+        return NotificationEvent(id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
+    }
+    changelogBytes = 0
+    var position = 0
+    let rate = measure(
+        "partition state per record at steady state: \(history) earlier notification(s) a user, Zipf users, reads and clears; changelog and commit every 2,048",
+        iterations: records
+    ) {
+        let event = events[position % events.count]
+        position += 1
+        var produced = 0
+        if case .applied(let update) = state.admit(event, context: nil, nowMilliseconds: 0), update != nil { produced = 1 }
+        if position % 2048 == 0 { commit(&state) }
+        return produced
+    }
+    return (rate, Double(changelogBytes) / Double(position))
+}
+
+/// The changelog of 1,000,000 users with history (16 partitions' worth, built by the engine),
+/// then restored partition by partition from the records: what a worker does after reading them.
+@MainActor func restoreBenchmark(users: Int = 1_000_000, partitions: Int = 16, history: Int = 5) {
+    var logs: [[([UInt8], [UInt8]?)]] = []
+    var bytes = 0
+    for partition in 0..<partitions {
+        var state = PartitionState()
+        var log: [([UInt8], [UInt8]?)] = []
+        for round in 0..<history {
+            for user in stride(from: partition, to: users, by: partitions) {
+                _ = state.admit(
+                    NotificationEvent(id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
+                    context: nil, nowMilliseconds: 1_795_000_000_000)
+            }
+            state.writeChanges { key, value in
+                log.append((key, value))
+                bytes += key.count + (value?.count ?? 0)
+            }
+            state.commit()
+        }
+        logs.append(log)
+    }
+    let records = logs.reduce(0) { $0 + $1.count }
+    let started = ContinuousClock.now
+    var restoredUsers = 0
+    var restoredEntries = 0
+    for log in logs {
+        var state = PartitionState()
+        for (key, value) in log { try! state.restore(key: key, value: value) }
+        state.finishRestore()
+        restoredUsers += state.userCount
+        restoredEntries += state.entryCount
+    }
+    let seconds = (ContinuousClock.now - started) / .seconds(1)
+    rows.append(
+        (
+            "restore \(users) users × \(history) unread from \(records) changelog records (\(bytes / 1_000_000) MB)",
+            String(format: "%.2f s (%.0f k records/s); %d users, %d entries", seconds, Double(records) / seconds / 1000, restoredUsers, restoredEntries),
+            #"{"benchmark":"state-restore","users":\#(restoredUsers),"entries":\#(restoredEntries),"records":\#(records),"bytes":\#(bytes),"seconds":\#(String(format: "%.3f", seconds))}"#
+        ))
+}
+
+/// Resident bytes per user and per entry: users with `history` unread notifications each.
+@MainActor func stateMemoryBenchmark(users: Int = 200_000, history: Int = 20) {
+    let before = heapInUse()
+    var state = PartitionState()
+    for user in 0..<users {
+        _ = state.admit(
+            NotificationEvent(id: "h-0", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
+            context: nil, nowMilliseconds: 0)
+    }
+    state.commit()
+    let oneEach = heapInUse()
+    for round in 1..<history {
+        for user in 0..<users {
+            _ = state.admit(
+                NotificationEvent(id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
+                context: nil, nowMilliseconds: 0)
+        }
+        state.commit()
+    }
+    let after = heapInUse()
+    let perUser = Double(oneEach - before) / Double(users)
+    let perEntry = Double(after - oneEach) / Double(users * (history - 1))
+    rows.append(
+        (
+            "resident bytes of partition state (\(users) users, then \(history) unread each)",
+            String(format: "%.0f B per user with one entry; %.0f B per further entry", perUser, perEntry),
+            #"{"benchmark":"state-memory","bytes_per_user":\#(String(format: "%.1f", perUser)),"bytes_per_entry":\#(String(format: "%.1f", perEntry)),"entries":\#(state.entryCount)}"#
+        ))
+}
+
+/// Draws 0..<count with probability proportional to 1 / (rank + 1)^exponent.
+struct Zipf {
+    private let cumulative: [Double]
+
+    init(count: Int, exponent: Double) {
+        var sum = 0.0
+        self.cumulative = (0..<count).map { rank in
+            sum += 1 / pow(Double(rank + 1), exponent)
+            return sum
+        }
+    }
+
+    func sample(_ random: inout SplitMix) -> Int {
+        let target = Double(random.next() >> 11) / Double(1 << 53) * self.cumulative.last!
+        var low = 0
+        var high = self.cumulative.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if self.cumulative[middle] < target { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        self.state &+= 0x9E37_79B9_7F4A_7C15
+        var z = self.state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

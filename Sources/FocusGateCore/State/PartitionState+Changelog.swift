@@ -1,0 +1,392 @@
+/// Why a state changelog record could not be read.
+public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A stable code.
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        /// A whole-user record of the first state form (before the change-keyed form).
+        public static let legacyFormat = Code(rawValue: "legacy-state-format")
+        /// Bytes this version cannot read.
+        public static let malformed = Code(rawValue: "malformed-state")
+        public var description: String { self.rawValue }
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(self.code): \(self.message)" }
+}
+
+// MARK: - The changelog form (`focusgate.state`): one record per changed key
+
+/// Keys start with a zero byte and a kind letter, fixed-size parts first and the user id last:
+///
+/// | kind | key | value (tombstone: the key is gone) |
+/// |---|---|---|
+/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes |
+/// | app name | `00 'N'` ordinal user | the app id |
+/// | app counts | `00 'A'` ordinal user | sequence, badge |
+/// | commit | `00 'C'` | the input offset the partition's state is as of |
+///
+/// Numbers are unsigned LEB128 varints. The dedupe window is not written: it is the user's
+/// newest entries by arrival.
+extension PartitionState {
+    static let entryKind = UInt8(ascii: "E")
+    static let nameKind = UInt8(ascii: "N")
+    static let countsKind = UInt8(ascii: "A")
+    static let commitKind = UInt8(ascii: "C")
+
+    /// The key of the record that closes a partition's changes in a transaction.
+    public static let commitMarkerKey: [UInt8] = [0, commitKind]
+
+    /// The value of the commit marker: the input offset the state is as of.
+    public static func commitMarkerValue(through offset: Int64) -> [UInt8] {
+        var value: [UInt8] = []
+        Self.writeVarint(UInt64(bitPattern: offset), to: &value)
+        return value
+    }
+
+    /// The input offset of a commit marker record; `nil` when the record is not one.
+    public static func commitMarkerOffset(key: some Collection<UInt8>, value: [UInt8]?) -> Int64? {
+        guard key.elementsEqual(Self.commitMarkerKey), let value else { return nil }
+        var reader = Reader(bytes: value)
+        return (try? reader.varint()).map { Int64(bitPattern: $0) }
+    }
+
+    /// Calls `write` once per key changed since the last commit, coalesced (a key changed many
+    /// times is written once, as it is now); `nil` value: a tombstone. The buffers passed are
+    /// reused from call to call.
+    public mutating func writeChanges<E: Error>(_ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void)
+        throws(E)
+    {
+        var key: [UInt8] = []
+        var value: [UInt8] = []
+        key.reserveCapacity(300)
+        value.reserveCapacity(300)
+        for change in self.changes {
+            key.removeAll(keepingCapacity: true)
+            value.removeAll(keepingCapacity: true)
+            switch change {
+            case .entry(let user, let idHash):
+                key.append(0)
+                key.append(Self.entryKind)
+                withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
+                key.append(contentsOf: self.users[Int(user)].userID.utf8)
+                guard let entry = self.findEntry(user: user, idHash: idHash) else {
+                    try write(key, nil)
+                    continue
+                }
+                guard self.entries[Int(entry)].has(StateEntry.dirty) else { continue }  // written already
+                self.entries[Int(entry)].flags &= ~StateEntry.dirty
+                self.encode(self.entries[Int(entry)], to: &value)
+                try write(key, value)
+            case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
+                let isName: Bool
+                if case .appName = change { isName = true } else { isName = false }
+                key.append(0)
+                key.append(isName ? Self.nameKind : Self.countsKind)
+                Self.writeVarint(UInt64(ordinal), to: &key)
+                key.append(contentsOf: self.users[Int(user)].userID.utf8)
+                let flag = isName ? AppSlot.dirtyName : AppSlot.dirtyCounts
+                guard let app = self.findApp(user: user, ordinal: ordinal) else {
+                    try write(key, nil)
+                    continue
+                }
+                guard self.apps[Int(app)].has(flag) else { continue }
+                self.apps[Int(app)].flags &= ~flag
+                let slot = self.apps[Int(app)]
+                if isName {
+                    value.append(contentsOf: slot.appID.utf8)
+                } else if slot.sequence == 0 {
+                    try write(key, nil)
+                    continue
+                } else {
+                    Self.writeVarint(slot.sequence, to: &value)
+                    Self.writeVarint(UInt64(slot.badge), to: &value)
+                }
+                try write(key, value)
+            }
+        }
+    }
+
+    private func encode(_ entry: StateEntry, to value: inout [UInt8]) {
+        var flags: UInt8 = 0
+        if entry.has(StateEntry.unread) { flags |= 1 }
+        if entry.has(StateEntry.silenced) { flags |= 2 }
+        value.append(flags)
+        Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
+        Self.writeVarint(UInt64(entry.arrival), to: &value)
+        Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
+        value.append(entry.relevance)
+        if let criteria = self.criteria.string(entry.criteria) {
+            Self.writeVarint(UInt64(criteria.utf8.count) + 1, to: &value)
+            value.append(contentsOf: criteria.utf8)
+        } else {
+            value.append(0)
+        }
+    }
+
+    // MARK: - Restore
+
+    /// Applies one changelog record, in log order. Until ``finishRestore()``, the state is only
+    /// a set of records: call nothing else in between.
+    ///
+    /// - Throws: ``StateFormatError``: `legacy-state-format` for a record of the first state form,
+    ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
+    public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
+        guard key.count >= 2, key[0] == 0 else {
+            throw StateFormatError(
+                code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")
+        }
+        var reader = Reader(bytes: key, index: 2)
+        switch key[1] {
+        case Self.entryKind:
+            guard key.count >= 10 else { throw StateFormatError(code: .malformed, message: "short entry key") }
+            var idHash: UInt64 = 0
+            for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
+            let userID = String(decoding: key[10...], as: UTF8.self)
+            try self.restoreEntry(userID: userID, idHash: idHash, value: value)
+        case Self.nameKind, Self.countsKind:
+            let ordinal = try reader.varint()
+            guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "app ordinal out of range")
+            }
+            let userID = String(decoding: key[reader.index...], as: UTF8.self)
+            try self.restoreApp(userID: userID, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
+        case Self.commitKind:
+            return
+        default:
+            throw StateFormatError(code: .malformed, message: "unknown record kind \(key[1])")
+        }
+    }
+
+    private mutating func restoreEntry(userID: String, idHash: UInt64, value: [UInt8]?) throws(StateFormatError) {
+        let user = self.internUser(userID)
+        let existing = self.findEntry(user: user, idHash: idHash)
+        guard let value else {
+            if let existing {
+                self.unindex(existing)
+                self.entries[Int(existing)] = .free
+                self.entries[Int(existing)].windowNext = self.freeEntry
+                self.freeEntry = existing
+                self.liveEntries -= 1
+            }
+            return
+        }
+        var reader = Reader(bytes: value)
+        let flags = try reader.byte()
+        let ordinal = try reader.varint()
+        let arrival = try reader.varint()
+        let decidedAt = Int64(bitPattern: try reader.varint())
+        let relevance = try reader.byte()
+        let criteriaLength = try reader.varint()
+        var criteria: UInt32 = 0
+        if criteriaLength > 0 {
+            criteria = self.criteria.intern(try reader.string(length: criteriaLength - 1))
+        }
+        guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
+            throw StateFormatError(code: .malformed, message: "entry value")
+        }
+        // Until finishRestore links them, `app` holds the app's ordinal (0: none).
+        var entry = StateEntry.free
+        entry.idHash = idHash
+        entry.decidedAt = decidedAt
+        entry.user = user
+        entry.app = flags & 1 != 0 ? UInt32(ordinal) : 0
+        entry.criteria = criteria
+        entry.arrival = UInt32(arrival)
+        entry.flags = StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)
+        entry.relevance = relevance
+        if let existing {
+            self.entries[Int(existing)] = entry
+        } else if self.freeEntry != StateIndex.none {
+            let reused = self.freeEntry
+            self.freeEntry = self.entries[Int(reused)].windowNext
+            self.entries[Int(reused)] = entry
+            self.insertSlot(reused)
+            self.liveEntries += 1
+        } else {
+            self.entries.append(entry)
+            self.insertSlot(UInt32(self.entries.count - 1))
+            self.liveEntries += 1
+        }
+    }
+
+    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: [UInt8]?)
+        throws(StateFormatError)
+    {
+        let user = self.internUser(userID)
+        let found = self.findApp(user: user, ordinal: ordinal)
+        guard let value else {
+            guard let app = found else { return }
+            if isName {
+                self.apps[Int(app)].flags &= ~AppSlot.restoredName
+            } else {
+                self.apps[Int(app)].sequence = 0
+                self.apps[Int(app)].badge = 0
+            }
+            return
+        }
+        let app = found ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
+        if isName {
+            self.apps[Int(app)].appID = String(decoding: value, as: UTF8.self)
+            self.apps[Int(app)].flags |= AppSlot.restoredName
+        } else {
+            var reader = Reader(bytes: value)
+            let sequence = try reader.varint()
+            let badge = try reader.varint()
+            guard reader.isAtEnd, badge <= UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "app counts value")
+            }
+            self.apps[Int(app)].sequence = sequence
+            self.apps[Int(app)].badge = UInt32(badge)
+        }
+    }
+
+    /// Links what ``restore(key:value:)`` read: each user's entries in arrival order, the newest
+    /// ``dedupeWindow`` as the window, the unread ones in their apps' lists; entries neither in a
+    /// window nor unread, and apps without a name, are dropped. The result counts as committed;
+    /// badges are recounted with the context at each app's next event.
+    public mutating func finishRestore() {
+        // Apps: only named ones stay, relinked per user.
+        for user in self.users.indices { self.users[user].firstApp = StateIndex.none }
+        self.freeApp = StateIndex.none
+        for index in self.apps.indices.reversed() {
+            if self.apps[index].has(AppSlot.restoredName) {
+                let user = Int(self.apps[index].user)
+                self.apps[index].flags = AppSlot.alive
+                self.apps[index].nextApp = self.users[user].firstApp
+                self.users[user].firstApp = UInt32(index)
+                self.users[user].nextOrdinal = max(self.users[user].nextOrdinal, self.apps[index].ordinal + 1)
+            } else {
+                self.apps[index] = AppSlot(appID: "", user: StateIndex.none, ordinal: 0)
+                self.apps[index].flags = 0
+                self.apps[index].nextApp = self.freeApp
+                self.freeApp = UInt32(index)
+            }
+        }
+        // Entries: bucketed by user (counting sort), then by arrival within each user.
+        var starts = [Int](repeating: 0, count: self.users.count + 1)
+        for entry in self.entries where entry.has(StateEntry.alive) { starts[Int(entry.user) + 1] += 1 }
+        for user in self.users.indices { starts[user + 1] += starts[user] }
+        var order = [UInt32](repeating: 0, count: starts[self.users.count])
+        var fill = starts
+        for (index, entry) in self.entries.enumerated() where entry.has(StateEntry.alive) {
+            order[fill[Int(entry.user)]] = UInt32(index)
+            fill[Int(entry.user)] += 1
+        }
+        for user in self.users.indices {
+            let range = starts[user]..<starts[user + 1]
+            order[range].sort { self.entries[Int($0)].arrival < self.entries[Int($1)].arrival }
+            self.linkRestored(user: UInt32(user), order[range])
+        }
+        self.undo.removeAll()
+        self.changes.removeAll()
+        self.committed = CommitPoint(
+            entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
+            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread)
+    }
+
+    private mutating func linkRestored(user: UInt32, _ entries: ArraySlice<UInt32>) {
+        let windowStart = max(entries.startIndex, entries.endIndex - self.dedupeWindow)
+        var slot = self.users[Int(user)]
+        slot.windowHead = StateIndex.none
+        slot.windowTail = StateIndex.none
+        slot.windowCount = 0
+        slot.nextArrival = 0
+        for position in entries.indices {
+            let index = entries[position]
+            var entry = self.entries[Int(index)]
+            slot.nextArrival = max(slot.nextArrival, entry.arrival &+ 1)
+            entry.windowNext = StateIndex.none
+            entry.unreadPrev = StateIndex.none
+            entry.unreadNext = StateIndex.none
+            let ordinal = entry.app
+            entry.app = StateIndex.none
+            if entry.has(StateEntry.unread), ordinal != 0, let app = self.findApp(user: user, ordinal: ordinal)
+            {
+                entry.app = app
+                entry.unreadPrev = self.apps[Int(app)].unreadTail
+                if entry.unreadPrev != StateIndex.none { self.entries[Int(entry.unreadPrev)].unreadNext = index }
+                if self.apps[Int(app)].unreadHead == StateIndex.none { self.apps[Int(app)].unreadHead = index }
+                self.apps[Int(app)].unreadTail = index
+                self.apps[Int(app)].unread += 1
+            } else {
+                entry.flags &= ~StateEntry.unread
+            }
+            if position >= windowStart {
+                entry.flags |= StateEntry.inWindow
+                if slot.windowTail != StateIndex.none { self.entries[Int(slot.windowTail)].windowNext = index }
+                if slot.windowHead == StateIndex.none { slot.windowHead = index }
+                slot.windowTail = index
+                slot.windowCount += 1
+            }
+            self.entries[Int(index)] = entry
+            if !entry.has(StateEntry.inWindow) && !entry.has(StateEntry.unread) {
+                self.unindex(index)
+                self.entries[Int(index)] = .free
+                self.entries[Int(index)].windowNext = self.freeEntry
+                self.freeEntry = index
+                self.liveEntries -= 1
+            }
+        }
+        self.users[Int(user)] = slot
+        // A smaller maxUnreadPerApp than the state was written with drops the oldest.
+        var app = slot.firstApp
+        while app != StateIndex.none {
+            while self.apps[Int(app)].unread > self.maxUnreadPerApp {
+                self.removeUnread(self.apps[Int(app)].unreadHead)
+            }
+            app = self.apps[Int(app)].nextApp
+        }
+    }
+
+    // MARK: - Encoding primitives
+
+    static func writeVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            out.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var index = 0
+
+        var isAtEnd: Bool { self.index == self.bytes.count }
+
+        mutating func byte() throws(StateFormatError) -> UInt8 {
+            guard self.index < self.bytes.count else { throw StateFormatError(code: .malformed, message: "truncated") }
+            defer { self.index += 1 }
+            return self.bytes[self.index]
+        }
+
+        mutating func varint() throws(StateFormatError) -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = try self.byte()
+                guard shift < 64 else { throw StateFormatError(code: .malformed, message: "varint too long") }
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+
+        mutating func string(length: UInt64) throws(StateFormatError) -> String {
+            guard length <= UInt64(self.bytes.count - self.index) else {
+                throw StateFormatError(code: .malformed, message: "truncated string")
+            }
+            let end = self.index + Int(length)
+            defer { self.index = end }
+            return String(decoding: self.bytes[self.index..<end], as: UTF8.self)
+        }
+    }
+}

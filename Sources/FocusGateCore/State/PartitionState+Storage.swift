@@ -1,0 +1,366 @@
+// MARK: - Users, apps, entries and their lists
+
+extension PartitionState {
+    /// The user's number, interning the user when new.
+    mutating func internUser(_ userID: String) -> UInt32 {
+        if let user = self.userNumbers[userID] { return user }
+        let user = UInt32(self.users.count)
+        self.users.append(UserSlot(userID: userID))
+        self.userNumbers[userID] = user
+        return user
+    }
+
+    func findApp(user: UInt32, appID: String) -> UInt32? {
+        var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            if self.apps[Int(app)].appID == appID { return app }
+            app = self.apps[Int(app)].nextApp
+        }
+        return nil
+    }
+
+    func findApp(user: UInt32, ordinal: UInt32) -> UInt32? {
+        var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            if self.apps[Int(app)].ordinal == ordinal { return app }
+            app = self.apps[Int(app)].nextApp
+        }
+        return nil
+    }
+
+    /// A new (user, app) slot at the front of the user's apps.
+    mutating func makeApp(user: UInt32, appID: String, ordinal: UInt32? = nil) -> UInt32 {
+        let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
+        var slot = AppSlot(appID: appID, user: user, ordinal: ordinal)
+        slot.nextApp = self.users[Int(user)].firstApp
+        let app: UInt32
+        if self.freeApp != StateIndex.none {
+            app = self.freeApp
+            self.freeApp = self.apps[Int(app)].nextApp
+            self.modifyApp(app) { $0 = slot }
+        } else {
+            app = UInt32(self.apps.count)
+            self.apps.append(slot)
+        }
+        self.modifyUser(user) { user in
+            user.firstApp = app
+            user.nextOrdinal = max(user.nextOrdinal, ordinal + 1)
+        }
+        self.markName(app)
+        return app
+    }
+
+    /// Unlinks an empty app slot from its user and frees it.
+    mutating func releaseApp(_ app: UInt32) {
+        let slot = self.apps[Int(app)]
+        if self.users[Int(slot.user)].firstApp == app {
+            self.modifyUser(slot.user) { $0.firstApp = slot.nextApp }
+        } else {
+            var previous = self.users[Int(slot.user)].firstApp
+            while self.apps[Int(previous)].nextApp != app { previous = self.apps[Int(previous)].nextApp }
+            self.modifyApp(previous) { $0.nextApp = slot.nextApp }
+        }
+        if !slot.has(AppSlot.dirtyName) { self.changes.append(.appName(user: slot.user, ordinal: slot.ordinal)) }
+        if !slot.has(AppSlot.dirtyCounts) { self.changes.append(.appCounts(user: slot.user, ordinal: slot.ordinal)) }
+        let freeApp = self.freeApp
+        self.modifyApp(app) { freed in
+            freed.flags = 0
+            freed.appID = ""
+            freed.nextApp = freeApp
+        }
+        self.freeApp = app
+    }
+
+    /// Adds a new notification: indexed, newest in the user's window and its app's unread list.
+    /// Then the window and the unread list are trimmed to their bounds.
+    mutating func addEntry(_ new: StateEntry) {
+        var new = new
+        let user = new.user
+        let app = new.app
+        new.arrival = self.users[Int(user)].nextArrival
+        new.flags |= StateEntry.dirty
+        new.unreadPrev = self.apps[Int(app)].unreadTail
+        let entry = self.allocateEntry(new)
+        self.changes.append(.entry(user: user, idHash: new.idHash))
+
+        let windowTail = self.users[Int(user)].windowTail
+        if windowTail != StateIndex.none { self.modifyEntry(windowTail) { $0.windowNext = entry } }
+        self.modifyUser(user) { slot in
+            if slot.windowHead == StateIndex.none { slot.windowHead = entry }
+            slot.windowTail = entry
+            slot.windowCount += 1
+            slot.nextArrival &+= 1
+        }
+        let unreadTail = self.apps[Int(app)].unreadTail
+        if unreadTail != StateIndex.none { self.modifyEntry(unreadTail) { $0.unreadNext = entry } }
+        self.modifyApp(app) { slot in
+            if slot.unreadHead == StateIndex.none { slot.unreadHead = entry }
+            slot.unreadTail = entry
+            slot.unread += 1
+            if new.has(StateEntry.counted) { slot.counted += 1 }
+        }
+
+        if self.users[Int(user)].windowCount > self.dedupeWindow {
+            self.leaveWindow(self.users[Int(user)].windowHead)
+        }
+        if self.apps[Int(app)].unread > self.maxUnreadPerApp {
+            self.removeUnread(self.apps[Int(app)].unreadHead)
+            self.droppedUnread += 1
+        }
+    }
+
+    /// The oldest entry of its user's window leaves it; it goes when it is not unread either.
+    private mutating func leaveWindow(_ entry: UInt32) {
+        let leaving = self.entries[Int(entry)]
+        self.modifyUser(leaving.user) { user in
+            user.windowHead = leaving.windowNext
+            if user.windowHead == StateIndex.none { user.windowTail = StateIndex.none }
+            user.windowCount -= 1
+        }
+        if leaving.has(StateEntry.unread) {
+            // Still unread: its changelog record does not change (the window is derived from arrival order).
+            self.modifyEntry(entry) { $0.flags &= ~StateEntry.inWindow; $0.windowNext = StateIndex.none }
+        } else {
+            self.releaseEntry(entry)
+        }
+    }
+
+    /// Marks an unread entry read: out of its app's list and badge count; it goes when it is not
+    /// in the window either.
+    mutating func removeUnread(_ entry: UInt32) {
+        let removed = self.entries[Int(entry)]
+        let app = removed.app
+        if removed.unreadPrev != StateIndex.none {
+            self.modifyEntry(removed.unreadPrev) { $0.unreadNext = removed.unreadNext }
+        }
+        if removed.unreadNext != StateIndex.none {
+            self.modifyEntry(removed.unreadNext) { $0.unreadPrev = removed.unreadPrev }
+        }
+        self.modifyApp(app) { slot in
+            if slot.unreadHead == entry { slot.unreadHead = removed.unreadNext }
+            if slot.unreadTail == entry { slot.unreadTail = removed.unreadPrev }
+            slot.unread -= 1
+            if removed.has(StateEntry.counted) { slot.counted -= 1 }
+        }
+        if removed.has(StateEntry.inWindow) {
+            self.modifyEntry(entry) { entry in
+                entry.flags &= ~(StateEntry.unread | StateEntry.counted)
+                entry.app = StateIndex.none
+                entry.unreadPrev = StateIndex.none
+                entry.unreadNext = StateIndex.none
+            }
+            self.markEntry(entry)
+        } else {
+            self.releaseEntry(entry)
+        }
+    }
+
+    // MARK: - Badges
+
+    /// Recounts the app's badge when the context (version, or Focus on/off) differs from the one
+    /// it was counted with; otherwise the kept count stands.
+    mutating func recount(_ app: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
+        let version = context?.version ?? .min
+        let focus: UInt8 = context?.isFocusOn(atMilliseconds: nowMilliseconds) == true ? 2 : 1
+        let slot = self.apps[Int(app)]
+        guard slot.countedVersion != version || slot.countedFocus != focus else { return }
+        var counted: UInt32 = 0
+        var entry = slot.unreadHead
+        while entry != StateIndex.none {
+            let current = self.entries[Int(entry)]
+            let counts = FocusDecider.countsInBadge(
+                appID: slot.appID, criteria: self.criteria.string(current.criteria), context: context,
+                nowMilliseconds: nowMilliseconds)
+            if counts != current.has(StateEntry.counted) {
+                self.modifyEntry(entry) { $0.flags ^= StateEntry.counted }
+            }
+            if counts { counted += 1 }
+            entry = current.unreadNext
+        }
+        self.modifyApp(app) { slot in
+            slot.counted = counted
+            slot.countedVersion = version
+            slot.countedFocus = focus
+        }
+    }
+
+    /// Publishes the app's counted badge when it differs from the last published one; frees an
+    /// app left with nothing.
+    mutating func publish(_ app: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) -> BadgeUpdate? {
+        let slot = self.apps[Int(app)]
+        guard slot.counted != slot.badge else {
+            if slot.isEmpty { self.releaseApp(app) }
+            return nil
+        }
+        self.modifyApp(app) { slot in
+            slot.badge = slot.counted
+            slot.sequence += 1
+        }
+        self.markCounts(app)
+        let focusOn = context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false
+        return BadgeUpdate(
+            userID: self.users[Int(slot.user)].userID, appID: slot.appID, badge: Int(slot.counted),
+            unread: Int(slot.unread), focus: focusOn ? context?.focus : nil, contextVersion: context?.version,
+            sequence: slot.sequence + 1, updatedAtMilliseconds: nowMilliseconds)
+    }
+
+    // MARK: - Entries and the entry table
+
+    func findEntry(user: UInt32, idHash: UInt64) -> UInt32? {
+        let mask = self.slots.count - 1
+        var slot = Self.home(user: user, idHash: idHash) & mask
+        while true {
+            let stored = self.slots[slot]
+            if stored == 0 { return nil }
+            let entry = self.entries[Int(stored - 1)]
+            if entry.idHash == idHash && entry.user == user { return stored - 1 }
+            slot = (slot + 1) & mask
+        }
+    }
+
+    /// Stores a new entry (reusing a free one) and indexes it.
+    private mutating func allocateEntry(_ new: StateEntry) -> UInt32 {
+        let entry: UInt32
+        if self.freeEntry != StateIndex.none {
+            entry = self.freeEntry
+            self.freeEntry = self.entries[Int(entry)].windowNext
+            self.modifyEntry(entry) { $0 = new }
+        } else {
+            entry = UInt32(self.entries.count)
+            self.entries.append(new)
+        }
+        self.insertSlot(entry)
+        self.liveEntries += 1
+        return entry
+    }
+
+    /// Unindexes and frees an entry; its changelog key becomes a tombstone.
+    mutating func releaseEntry(_ entry: UInt32) {
+        let released = self.entries[Int(entry)]
+        self.unindex(entry)
+        if !released.has(StateEntry.dirty) {
+            self.changes.append(.entry(user: released.user, idHash: released.idHash))
+        }
+        let freeEntry = self.freeEntry
+        self.modifyEntry(entry) { freed in
+            freed = .free
+            freed.windowNext = freeEntry
+        }
+        self.freeEntry = entry
+        self.liveEntries -= 1
+    }
+
+    /// Adds an alive entry to the table (its key is not there yet), growing the table at half full.
+    mutating func insertSlot(_ entry: UInt32) {
+        if (self.slotCount + 1) * 2 > self.slots.count { self.growTable() }
+        let stored = self.entries[Int(entry)]
+        let mask = self.slots.count - 1
+        var slot = Self.home(user: stored.user, idHash: stored.idHash) & mask
+        while self.slots[slot] != 0 { slot = (slot + 1) & mask }
+        self.slots[slot] = entry + 1
+        self.slotCount += 1
+    }
+
+    /// Removes an alive entry's key from the table (backward-shift deletion: no tombstones).
+    mutating func unindex(_ entry: UInt32) {
+        let stored = self.entries[Int(entry)]
+        guard stored.has(StateEntry.alive) else { return }
+        let mask = self.slots.count - 1
+        var hole = Self.home(user: stored.user, idHash: stored.idHash) & mask
+        while self.slots[hole] != entry + 1 {
+            if self.slots[hole] == 0 { return }
+            hole = (hole + 1) & mask
+        }
+        var probe = hole
+        while true {
+            probe = (probe + 1) & mask
+            let moving = self.slots[probe]
+            if moving == 0 { break }
+            let key = self.entries[Int(moving - 1)]
+            let home = Self.home(user: key.user, idHash: key.idHash) & mask
+            // The entry at `probe` may move back into the hole unless its home lies in (hole, probe].
+            let stays = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
+            if !stays {
+                self.slots[hole] = moving
+                hole = probe
+            }
+        }
+        self.slots[hole] = 0
+        self.slotCount -= 1
+    }
+
+    private mutating func growTable() {
+        let old = self.slots
+        self.slots = Array(repeating: 0, count: old.count * 2)
+        self.slotCount = 0
+        let mask = self.slots.count - 1
+        for stored in old where stored != 0 {
+            let key = self.entries[Int(stored - 1)]
+            var slot = Self.home(user: key.user, idHash: key.idHash) & mask
+            while self.slots[slot] != 0 { slot = (slot + 1) & mask }
+            self.slots[slot] = stored
+            self.slotCount += 1
+        }
+    }
+
+    @inline(__always)
+    static func home(user: UInt32, idHash: UInt64) -> Int {
+        var mixed = idHash ^ (UInt64(user) &* 0x9E37_79B9_7F4A_7C15)
+        mixed ^= mixed >> 33
+        mixed &*= 0xFF51_AFD7_ED55_8CCD
+        mixed ^= mixed >> 33
+        return Int(truncatingIfNeeded: mixed)
+    }
+
+    // MARK: - Change marks and before-images
+
+    mutating func markEntry(_ entry: UInt32) {
+        guard !self.entries[Int(entry)].has(StateEntry.dirty) else { return }
+        self.entries[Int(entry)].flags |= StateEntry.dirty
+        self.changes.append(.entry(user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash))
+    }
+
+    private mutating func markName(_ app: UInt32) {
+        guard !self.apps[Int(app)].has(AppSlot.dirtyName) else { return }
+        self.apps[Int(app)].flags |= AppSlot.dirtyName
+        self.changes.append(.appName(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal))
+    }
+
+    private mutating func markCounts(_ app: UInt32) {
+        guard !self.apps[Int(app)].has(AppSlot.dirtyCounts) else { return }
+        self.apps[Int(app)].flags |= AppSlot.dirtyCounts
+        self.changes.append(.appCounts(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal))
+    }
+
+    /// Changes an entry, keeping its before-image when it existed at the commit.
+    @inline(__always)
+    mutating func modifyEntry(_ entry: UInt32, _ body: (inout StateEntry) -> Void) {
+        if Int(entry) < self.committed.entries { self.undo.append(.entry(entry, self.entries[Int(entry)])) }
+        body(&self.entries[Int(entry)])
+    }
+
+    @inline(__always)
+    mutating func modifyApp(_ app: UInt32, _ body: (inout AppSlot) -> Void) {
+        if Int(app) < self.committed.apps { self.undo.append(.app(app, self.apps[Int(app)])) }
+        body(&self.apps[Int(app)])
+    }
+
+    @inline(__always)
+    mutating func modifyUser(_ user: UInt32, _ body: (inout UserSlot) -> Void) {
+        if Int(user) < self.committed.users { self.undo.append(.user(user, self.users[Int(user)])) }
+        body(&self.users[Int(user)])
+    }
+
+    // MARK: - Criteria collection
+
+    /// Rebuilds the criteria pool from the entries that still use it (right after a commit, when
+    /// no before-image holds an old number).
+    mutating func collectCriteria() {
+        var used = [Bool](repeating: false, count: self.criteria.count + 1)
+        for entry in self.entries where entry.has(StateEntry.alive) { used[Int(entry.criteria)] = true }
+        let renumbered = self.criteria.collect(keeping: used)
+        for index in self.entries.indices where self.entries[index].has(StateEntry.alive) {
+            self.entries[index].criteria = renumbered[Int(self.entries[index].criteria)]
+        }
+    }
+}

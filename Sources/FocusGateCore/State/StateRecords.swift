@@ -1,0 +1,133 @@
+/// The fixed-size records a ``PartitionState`` keeps in contiguous arrays and links by index.
+///
+/// Indices are `UInt32`; ``StateIndex/none`` marks the end of a list or an absent link.
+enum StateIndex {
+    static let none = UInt32.max
+}
+
+/// One remembered notification of a user: in the user's dedupe window, unread, or both (48 bytes).
+///
+/// An entry lives while it is either of those; its key in the partition's entry table is
+/// (``user``, ``idHash``).
+struct StateEntry {
+    /// The 64-bit FNV-1a hash of the notification id.
+    var idHash: UInt64
+    /// When the notification was decided, Unix milliseconds.
+    var decidedAt: Int64
+    var user: UInt32
+    /// The app slot, while unread; ``StateIndex/none`` otherwise.
+    var app: UInt32
+    /// Index + 1 in the partition's criteria pool; `0`: the notification carried no criteria.
+    var criteria: UInt32
+    /// The user's arrival number: orders the window and the unread lists.
+    var arrival: UInt32
+    /// The next newer entry in the user's window; the next free entry while free.
+    var windowNext: UInt32
+    var unreadPrev: UInt32
+    var unreadNext: UInt32
+    var flags: UInt8
+    /// `relevanceScore` × 254 + 1, rounded; `0`: none.
+    var relevance: UInt8
+
+    static let alive: UInt8 = 1
+    static let inWindow: UInt8 = 2
+    static let unread: UInt8 = 4
+    /// Counts in the app's badge under the app's counting key.
+    static let counted: UInt8 = 8
+    /// The notification was silenced when decided.
+    static let silenced: UInt8 = 16
+    /// Changed since the commit and listed in the changes once.
+    static let dirty: UInt8 = 32
+
+    func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
+
+    static let free = StateEntry(
+        idHash: 0, decidedAt: 0, user: StateIndex.none, app: StateIndex.none, criteria: 0, arrival: 0,
+        windowNext: StateIndex.none, unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: 0, relevance: 0)
+
+    /// The relevance byte of a score in 0…1.
+    static func relevanceByte(_ score: Double?) -> UInt8 {
+        guard let score else { return 0 }
+        return UInt8((min(1, max(0, score)) * 254).rounded()) + 1
+    }
+}
+
+/// One (user, app): its unread list, the badge counted now and the badge last published.
+struct AppSlot {
+    var appID: String
+    var user: UInt32
+    /// The app's number within the user, stable in the changelog (from 1).
+    var ordinal: UInt32
+    /// The user's next app; the next free slot while free.
+    var nextApp: UInt32
+    /// Oldest and newest unread entries.
+    var unreadHead: UInt32
+    var unreadTail: UInt32
+    var unread: UInt32
+    /// Unread entries that count under ``countedVersion``/``countedFocus``.
+    var counted: UInt32
+    /// The badge last published, and its sequence.
+    var badge: UInt32
+    var sequence: UInt64
+    /// What ``counted`` was computed with: the context version (`Int64.min`: no context) and
+    /// whether a Focus was on (`0`: not computed since the slot was made or restored).
+    var countedVersion: Int64
+    var countedFocus: UInt8
+    var flags: UInt8
+
+    static let alive: UInt8 = 1
+    static let dirtyName: UInt8 = 2
+    static let dirtyCounts: UInt8 = 4
+    /// While restoring: a name record was read for the slot.
+    static let restoredName: UInt8 = 8
+
+    func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
+
+    init(appID: String, user: UInt32, ordinal: UInt32) {
+        self.appID = appID
+        self.user = user
+        self.ordinal = ordinal
+        self.nextApp = StateIndex.none
+        self.unreadHead = StateIndex.none
+        self.unreadTail = StateIndex.none
+        self.unread = 0
+        self.counted = 0
+        self.badge = 0
+        self.sequence = 0
+        self.countedVersion = .min
+        self.countedFocus = 0
+        self.flags = Self.alive
+    }
+
+    /// Nothing unread and never published: the slot can go.
+    var isEmpty: Bool { self.unread == 0 && self.badge == 0 && self.sequence == 0 }
+}
+
+/// One user, interned once per partition: the dedupe window (oldest to newest) and the apps.
+struct UserSlot {
+    var userID: String
+    var windowHead: UInt32 = StateIndex.none
+    var windowTail: UInt32 = StateIndex.none
+    var windowCount: UInt32 = 0
+    var firstApp: UInt32 = StateIndex.none
+    var nextArrival: UInt32 = 0
+    var nextOrdinal: UInt32 = 1
+
+    init(userID: String) {
+        self.userID = userID
+    }
+}
+
+/// A before-image in the undo log: what a record was at the commit (or at its first change since).
+enum StateUndo {
+    case entry(UInt32, StateEntry)
+    case app(UInt32, AppSlot)
+    case user(UInt32, UserSlot)
+}
+
+/// A changelog key changed since the commit.
+enum StateChange: Hashable {
+    case entry(user: UInt32, idHash: UInt64)
+    case appName(user: UInt32, ordinal: UInt32)
+    case appCounts(user: UInt32, ordinal: UInt32)
+}

@@ -1,0 +1,166 @@
+@testable import FocusGateCore
+import Testing
+
+/// The partition state against a plain model of SPEC §6–§7 (arrays and dictionaries, recounting
+/// everything), over random notifications, reads, clears, Focus changes, commits and rollbacks;
+/// then restored from its changelog, as written and as compaction would leave it.
+@Suite("Partition state against a model")
+struct PartitionStateModelTests {
+    static let now = BadgeRecordTests.now
+    static let contexts: [CompiledFocusContext?] = [
+        nil,
+        BadgeRecordTests.context(version: 1),
+        BadgeRecordTests.context(version: 2, focus: "Personal", predicate: "SELF == 'home'"),
+        BadgeRecordTests.context(version: 3, hideBadges: true),
+        BadgeRecordTests.context(version: 4, focus: "Sleep", predicate: "FALSEPREDICATE"),
+        BadgeRecordTests.context(version: 5, focus: nil),
+    ]
+
+    /// SPEC §6–§7 written the obvious way.
+    struct Model {
+        let window: Int
+        let cap: Int
+        var windows: [String: [String]] = [:]
+        var apps: [String: [String: App]] = [:]
+
+        struct App {
+            var unread: [(id: String, criteria: String?)] = []
+            var badge = 0
+            var sequence: UInt64 = 0
+        }
+
+        func isDuplicate(user: String, id: String) -> Bool {
+            self.windows[user, default: []].contains(id)
+                || self.apps[user, default: [:]].values.contains { $0.unread.contains { $0.id == id } }
+        }
+
+        mutating func admit(_ event: NotificationEvent, context: CompiledFocusContext?) -> PartitionState.Admission {
+            let (user, appID) = (event.userID, event.appID)
+            switch event.kind {
+            case .notification:
+                if self.isDuplicate(user: user, id: event.id) { return .duplicate }
+                self.windows[user, default: []].append(event.id)
+                if self.windows[user]!.count > self.window { self.windows[user]!.removeFirst() }
+                self.apps[user, default: [:]][appID, default: App()].unread.append((event.id, event.filterCriteria))
+                if self.apps[user]![appID]!.unread.count > self.cap { self.apps[user]![appID]!.unread.removeFirst() }
+            case .read:
+                guard self.apps[user]?[appID] != nil else { return .applied(nil) }
+                self.apps[user]![appID]!.unread.removeAll { event.notificationIDs.contains($0.id) }
+            case .clear:
+                guard self.apps[user]?[appID] != nil else { return .applied(nil) }
+                self.apps[user]![appID]!.unread.removeAll()
+            }
+            return .applied(self.publish(user: user, appID: appID, context: context))
+        }
+
+        mutating func recompute(user: String, context: CompiledFocusContext?) -> [BadgeUpdate] {
+            (self.apps[user]?.keys.sorted() ?? []).compactMap { self.publish(user: user, appID: $0, context: context) }
+        }
+
+        mutating func publish(user: String, appID: String, context: CompiledFocusContext?) -> BadgeUpdate? {
+            var app = self.apps[user]![appID]!
+            let badge = app.unread.filter {
+                FocusDecider.countsInBadge(appID: appID, criteria: $0.criteria, context: context, nowMilliseconds: PartitionStateModelTests.now)
+            }.count
+            defer {
+                self.apps[user]![appID] = app.unread.isEmpty && app.badge == 0 && app.sequence == 0 ? nil : app
+                if self.apps[user]!.isEmpty { self.apps[user] = nil }
+            }
+            guard badge != app.badge else { return nil }
+            app.badge = badge
+            app.sequence += 1
+            let focusOn = context?.isFocusOn(atMilliseconds: PartitionStateModelTests.now) ?? false
+            return BadgeUpdate(
+                userID: user, appID: appID, badge: badge, unread: app.unread.count, focus: focusOn ? context?.focus : nil,
+                contextVersion: context?.version, sequence: app.sequence, updatedAtMilliseconds: PartitionStateModelTests.now)
+        }
+
+        func badges(user: String) -> [Badge] {
+            (self.apps[user] ?? [:]).sorted { $0.key < $1.key }.map {
+                Badge(appID: $0.key, badge: $0.value.badge, unread: $0.value.unread.count, sequence: $0.value.sequence)
+            }
+        }
+    }
+
+    static let users = (0..<5).map { "u\($0)" }
+
+    /// A random event over few users, apps and ids, so that duplicates, reads of unknown ids and
+    /// full windows and lists are common.
+    static func event(_ random: inout SeededGenerator) -> NotificationEvent {
+        let user = Self.users.randomElement(using: &random)!
+        let app = ["a", "b", "c"].randomElement(using: &random)!
+        let id = { (random: inout SeededGenerator) in "n\(Int.random(in: 0..<16, using: &random))" }
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<70:
+            return NotificationEvent(
+                id: id(&random), userID: user, appID: app, filterCriteria: ["work", "home", nil, ""].randomElement(using: &random)!)
+        case 70..<92:
+            let ids = (0..<Int.random(in: 1...3, using: &random)).map { _ in id(&random) }
+            return NotificationEvent(kind: .read, id: "r", userID: user, appID: app, notificationIDs: ids)
+        default:
+            return NotificationEvent(kind: .clear, id: "c", userID: user, appID: app)
+        }
+    }
+
+    @Test("same outcomes and badges as the model; restores from the changelog continue identically", arguments: 1...12)
+    func againstModel(seed: UInt64) throws {
+        var random = SeededGenerator(state: seed)
+        var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
+        var model = Model(window: 4, cap: 3)
+        var committedModel = model
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        var context: [String: CompiledFocusContext?] = [:]
+
+        for step in 0..<3_000 {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<80:
+                let event = Self.event(&random)
+                let userContext = context[event.userID] ?? nil
+                let got = state.admit(event, context: userContext, nowMilliseconds: Self.now)
+                let expected = model.admit(event, context: userContext)
+                try #require(got == expected, "step \(step): \(event)")
+            case 80..<88:
+                let user = Self.users.randomElement(using: &random)!
+                let changed = Self.contexts.randomElement(using: &random)!
+                context[user] = changed
+                try #require(
+                    state.recompute(userID: user, context: changed, nowMilliseconds: Self.now)
+                        == model.recompute(user: user, context: changed), "step \(step): recompute \(user)")
+            case 88..<96:
+                state.writeChanges { key, value in log.append((key, value)) }
+                state.commit()
+                committedModel = model
+            default:
+                state.rollback()
+                model = committedModel
+            }
+            for user in Self.users {
+                try #require(state.badges(userID: user) == model.badges(user: user), "step \(step): \(user)")
+            }
+        }
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+
+        // Compaction keeps the newest record of each key, in log order.
+        var newest: [[UInt8]: Int] = [:]
+        for (offset, record) in log.enumerated() { newest[record.key] = offset }
+        let compacted = log.enumerated().filter { newest[$0.element.key] == $0.offset }.map(\.element)
+        for records in [log, compacted] {
+            var restored = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
+            for record in records { try restored.restore(key: record.key, value: record.value) }
+            restored.finishRestore()
+            #expect(restored.entryCount == state.entryCount)
+            var continued = model
+            for user in Self.users {
+                try #require(restored.badges(userID: user) == continued.badges(user: user))
+            }
+            for step in 0..<500 {
+                let event = Self.event(&random)
+                let userContext = context[event.userID] ?? nil
+                try #require(
+                    restored.admit(event, context: userContext, nowMilliseconds: Self.now)
+                        == continued.admit(event, context: userContext), "after restore, step \(step): \(event)")
+            }
+        }
+    }
+}
