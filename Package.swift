@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "focusgate", targets: ["focusgate"]),
         .library(name: "FocusGateCore", targets: ["FocusGateCore"]),
         .library(name: "FocusGateKafka", targets: ["FocusGateKafka"]),
+        // Preloaded into `focusgate serve` by GatewayBenchmark to count heap allocations per thread.
+        .library(name: "MallocCounter", type: .dynamic, targets: ["MallocCounter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -89,6 +91,8 @@ let package = Package(
         ),
 
         // MARK: - Benchmarks
+        .target(name: "MallocCounter", path: "Benchmarks/MallocCounter"),
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: strictSwift),
         .executableTarget(
             name: "KafkaPipeBenchmark",
             dependencies: ["FocusGateKafka", "Crdkafka"],
@@ -98,7 +102,7 @@ let package = Package(
 
         .executableTarget(
             name: "CoreBenchmark",
-            dependencies: ["FocusGateCore"],
+            dependencies: ["FocusGateCore", "BenchmarkSupport"],
             path: "Benchmarks/CoreBenchmark",
             swiftSettings: strictSwift
         ),
@@ -106,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "ContextBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "BenchmarkSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,7 +122,7 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport", "BenchmarkSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/GatewayBenchmark",

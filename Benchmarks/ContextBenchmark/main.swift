@@ -2,6 +2,7 @@
 // broker and listener; cache throughput over a store of 1,000,000 contexts; CLOCK's hit ratio.
 //
 //   swift run -c release ContextBenchmark [users]
+import BenchmarkSupport
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
@@ -74,16 +75,6 @@ rows.append(
 
 // MARK: - CLOCK under a skewed workload
 
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        self.state &+= 0x9E37_79B9_7F4A_7C15
-        var z = self.state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 // Zipf(s = 1) over all users by inverse transform on the harmonic CDF (approximated with logs).
 var random = SplitMix(state: 42)
 let harmonic = log(Double(users)) + 0.5772

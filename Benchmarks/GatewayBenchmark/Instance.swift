@@ -27,6 +27,30 @@ final class Instance {
 
     var consumed: Int { get async { Int(await self.metric("focusgate_events_consumed_total")) } }
 
+    /// CPU time of the `serve` process so far (user + system, all threads), in seconds.
+    var cpuSeconds: Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(self.serve.process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The figures per record are differences of these between the start and end of a measurement.
+    struct Reading {
+        var consumed: Double
+        var cpuSeconds: Double
+        var allocations: Double
+        var changelogBytes: Double
+    }
+
+    func reading() async -> Reading {
+        Reading(
+            consumed: await self.metric("focusgate_events_consumed_total"), cpuSeconds: self.cpuSeconds,
+            allocations: await self.metric("focusgate_worker_allocations_total"),
+            changelogBytes: await self.metric("focusgate_state_bytes_total"))
+    }
+
     /// Records consumed so far, and when that was read.
     func progress() async -> (consumed: Int, at: ContinuousClock.Instant) {
         let consumed = await self.consumed
@@ -61,6 +85,7 @@ func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: S
     let run = nextRun()
     let state = "bench-state-\(run)"
     try broker.createTopic(.compacted(state, partitions: partitions))
+    try preloadHistory(topic: state)
     var environment = [
         "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
         "FOCUSGATE_TOPICS_STATE": state,
@@ -72,6 +97,11 @@ func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: S
         "FOCUSGATE_WORKERS": String(workers),
         "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
     ]
+    // The heap-allocation counter, built next to the benchmark (`swift build -c release`).
+    let counter = ServeProcess.siblingExecutable.deletingLastPathComponent().appendingPathComponent(
+        "libMallocCounter.so"
+    ).path
+    if FileManager.default.fileExists(atPath: counter) { environment["LD_PRELOAD"] = counter }
     for (key, value) in kafkaProperties {
         environment["FOCUSGATE_KAFKA_PROPERTIES_" + key.uppercased().replacingOccurrences(of: ".", with: "_")] = value
     }

@@ -4,10 +4,16 @@
 //   topics, partitions, batching and commit interval, no logic), at-least-once and exactly-once;
 // - latency at a fixed offered rate (half the measured maximum), record timestamp to output readable;
 // - scale: one worker against two, two instances against one.
+// Steady state: every user starts with history (BENCH_HISTORY earlier notifications, 10 by default,
+// half of them read, in the state changelog each `serve` restores); the measured records go to
+// Zipf-distributed users (s = 1), with reads of the user's own recent notifications and clears.
+// Per record it reports CPU µs of the `serve` process, heap allocations of its worker threads
+// (counted by libMallocCounter.so, preloaded), changelog bytes and records produced.
 // Prints a markdown table and one JSON line per figure.
 //
 //   swift run -c release GatewayBenchmark [records] [rounds]
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
+import BenchmarkSupport
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
@@ -25,6 +31,9 @@ let users = 100_000
 /// Records before the measured ones: every user once, so that the gateway's cache holds their
 /// contexts (steady state). The raw pass-through is measured over the same records.
 let warmup = users
+/// Earlier notifications per user, in the state changelog each `serve` run starts from. The
+/// embedded broker keeps at most 5 MiB per partition, which bounds this (10: about 3 MB a partition).
+let history = Int(ProcessInfo.processInfo.environment["BENCH_HISTORY"] ?? "") ?? 10
 let commitInterval = Duration.milliseconds(250)
 let logger: Logger = {
     guard ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil else {
@@ -68,16 +77,42 @@ try await store.bulkInsertForBenchmark(
         )
     })
 
+/// The input partition of a user: the benchmark places records itself, so that the history in
+/// the state changelog is where the user's records are.
+func partition(ofUser user: Int) -> Int32 { Int32(user % partitions) }
+
+/// Who each record is for: the warm-up visits every user once; the measured records follow a Zipf
+/// distribution (s = 1). A read names the user's latest notification and one from 40 before.
+let plan: (users: [Int32], latest: [Int32], earlier: [Int32]) = {
+    var random = SplitMix(state: 7)
+    let zipf = Zipf(count: users, exponent: 1)
+    var byRecord = [Int32](repeating: 0, count: warmup + recordCount)
+    var latest = [Int32](repeating: -1, count: warmup + recordCount)
+    var earlier = [Int32](repeating: -1, count: warmup + recordCount)
+    var seen = [[Int32]](repeating: [], count: users)
+    for index in 0..<(warmup + recordCount) {
+        let user = index < warmup ? index : zipf.sample(&random)
+        byRecord[index] = Int32(user)
+        latest[index] = seen[user].last ?? -1
+        earlier[index] = seen[user].count > 40 ? seen[user][seen[user].count - 41] : -1
+        if seen[user].count < 64 { seen[user].append(Int32(index)) } else { seen[user].removeFirst(); seen[user].append(Int32(index)) }
+    }
+    return (byRecord, latest, earlier)
+}()
+
 /// About 1% bad records, 3% reads, 1% clears, the rest notifications, APNs-shaped and plain.
-func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt8]) {
-    let user = "u-\((index &* 7919) % users)"
+func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt8], partition: Int32) {
+    // Records past the plan (the latency runs) go to users in turn.
+    let planned = index < plan.users.count
+    let userIndex = planned ? Int(plan.users[index]) : (index &* 7919) % users
+    let user = "u-\(userIndex)"
     let app = apps[index % apps.count]
     let json: String
     switch index % 100 {
     case 42: json = #"{"id":"n-\#(index)","userId":"\#(user)","appId":"#  // truncated: invalid-json
     case 43, 44, 45:
         json =
-            #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(index - 700_000)","n-\#(index - 1)"]}"#
+            #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(planned ? plan.latest[index] : -1)","n-\#(planned ? plan.earlier[index] : -1)"]}"#
     case 46: json = #"{"type":"clear","id":"c-\#(index)","userId":"\#(user)","appId":"\#(app)"}"#
     default:
         let level = index % 17 == 0 ? "time-sensitive" : (index % 101 == 0 ? "critical" : "active")
@@ -86,7 +121,49 @@ func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt
             ? #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
             : #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
     }
-    return (Array(user.utf8), Array(json.utf8))
+    return (Array(user.utf8), Array(json.utf8), partition(ofUser: userIndex))
+}
+
+/// Each user's history as the state changelog holds it, per partition: `history` notifications
+/// over the apps, every second one read, then a commit marker. Built once with the engine itself.
+let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map { partition in
+    var state = PartitionState()
+    var records: [(key: [UInt8], value: [UInt8]?)] = []
+    for user in stride(from: partition, to: users, by: partitions) {
+        for round in 0..<history {
+            let app = apps[round % apps.count]
+            _ = state.admit(
+                NotificationEvent(
+                    id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
+                context: nil, nowMilliseconds: 1_795_000_000_000)
+            if round % 2 == 1 {
+                _ = state.admit(
+                    NotificationEvent(kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                    context: nil, nowMilliseconds: 1_795_000_000_000)
+            }
+        }
+        state.writeChanges { key, value in records.append((key, value)) }
+        state.commit()
+    }
+    records.append((PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: 0)))
+    return records
+}
+
+/// Writes the history into a run's state topic.
+func preloadHistory(topic: String) throws {
+    var failed = 0
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
+        onDeliveryReport: { if $0.error != nil { failed += 1 } }
+    )
+    for (partition, records) in historyRecords.enumerated() {
+        for (count, record) in records.enumerated() {
+            try producer.produce(topic: topic, partition: Int32(partition), key: record.key, value: record.value)
+            if count % 10_000 == 0 { producer.poll() }
+        }
+    }
+    try producer.flush(timeout: .seconds(120))
+    precondition(failed == 0, "\(failed) history records were not delivered")
 }
 
 func produce(topic: String, range: Range<Int>) throws {
@@ -97,7 +174,7 @@ func produce(topic: String, range: Range<Int>) throws {
     )
     for index in range {
         let record = event(index)
-        try producer.produce(topic: topic, key: record.key, value: record.value)
+        try producer.produce(topic: topic, partition: record.partition, key: record.key, value: record.value)
         if index % 10_000 == 0 { producer.poll() }
     }
     try producer.flush(timeout: .seconds(120))
@@ -107,7 +184,9 @@ func produce(topic: String, range: Range<Int>) throws {
 let input = "bench-notifications"
 try broker.createTopic(.init(name: input, partitions: partitions))
 try produce(topic: input, range: 0..<(warmup + recordCount))
-log("preloaded \(warmup) warm-up and \(recordCount) measured records")
+log(
+    "preloaded \(warmup) warm-up and \(recordCount) measured records; \(historyRecords.reduce(0) { $0 + $1.count }) history records per run"
+)
 
 // The embedded broker holds a fetch for the whole fetch.wait.max.ms when it has no data at the
 // moment of the request (a real broker answers as soon as data arrives): keep the wait short, as
@@ -204,10 +283,18 @@ func rawPassThrough(_ mode: GatewayConfiguration.DeliveryMode, producing: Double
     }
 }
 
-/// Runs `focusgate serve` over the preloaded input: the first `warmup` records put every user's
-/// context in its cache (steady state); returns records/s over the rest.
-func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rate: Double, producedPerConsumed: Double)
-{
+/// What a gateway run measured over the records after the warm-up.
+struct GatewayRun {
+    var rate: Double
+    var producedPerConsumed: Double
+    var cpuMicrosPerRecord: Double
+    var allocationsPerRecord: Double?
+    var changelogBytesPerRecord: Double
+}
+
+/// Runs `focusgate serve` over the preloaded input: it restores the users' history, the first
+/// `warmup` records put every user's context in its cache (steady state); measured over the rest.
+func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> GatewayRun {
     let instance = try await Instance(try settings(mode, input: input))
     var (consumed, at) = await instance.progress()
     while consumed < warmup {
@@ -216,6 +303,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
     }
     let start = at
     let first = consumed
+    let before = await instance.reading()
     var trace: [String] = []
     var lastTrace = ContinuousClock.now
     while consumed < warmup + recordCount {
@@ -229,16 +317,22 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
         }
     }
     let elapsed = (at - start) / .seconds(1)
+    let after = await instance.reading()
     if !trace.isEmpty {
         log("progress every 100 ms: \(trace.joined(separator: " "))")
         log(
             "cache hits \(await instance.metric("focusgate_context_cache_hits_total")) misses \(await instance.metric("focusgate_context_cache_misses_total")) load seconds \(await instance.metric("focusgate_context_load_seconds_sum"))"
         )
     }
-    let rate = Double(consumed - first) / elapsed
-    let amplification = await instance.producedPerConsumed
+    let records = max(1, after.consumed - before.consumed)
+    let run = GatewayRun(
+        rate: Double(consumed - first) / elapsed, producedPerConsumed: await instance.producedPerConsumed,
+        cpuMicrosPerRecord: (after.cpuSeconds - before.cpuSeconds) / records * 1e6,
+        allocationsPerRecord: await instance.metric("focusgate_worker_allocations_total") > 0
+            ? (after.allocations - before.allocations) / records : nil,
+        changelogBytesPerRecord: (after.changelogBytes - before.changelogBytes) / records)
     instance.stop()
-    return (rate, amplification)
+    return run
 }
 
 // MARK: - Throughput: raw against gateway, alternating
@@ -246,6 +340,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> (rat
 var raw: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 var gateway: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 var amplification: [GatewayConfiguration.DeliveryMode: Double] = [:]
+var perRecord: [GatewayConfiguration.DeliveryMode: [GatewayRun]] = [:]
 var rawAmplified: [GatewayConfiguration.DeliveryMode: [Double]] = [:]
 for round in 1...rounds {
     for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
@@ -253,6 +348,7 @@ for round in 1...rounds {
         let measured = try await gatewayRate(mode)
         gateway[mode, default: []].append(measured.rate)
         amplification[mode] = measured.producedPerConsumed
+        perRecord[mode, default: []].append(measured)
         rawAmplified[mode, default: []].append(try await rawPassThrough(mode, producing: measured.producedPerConsumed))
         log(
             "round \(round) \(mode): raw \(format(raw[mode]!.last!)), raw producing as much as the gateway \(format(rawAmplified[mode]!.last!)), gateway \(format(gateway[mode]!.last!)) records/s"
@@ -278,6 +374,19 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
             "records produced per record consumed, gateway \(mode) (raw: 1)",
             String(format: "%.2f", amplification[mode] ?? 0),
             #"{"benchmark":"gateway-produced-per-consumed","mode":"\#(mode)","ratio":\#(String(format: "%.3f", amplification[mode] ?? 0))}"#
+        ))
+    let runs = perRecord[mode]!
+    let cpu = median(runs.map(\.cpuMicrosPerRecord))
+    let allocations = runs.compactMap(\.allocationsPerRecord)
+    let changelog = median(runs.map(\.changelogBytesPerRecord))
+    rows.append(
+        (
+            "gateway per record, \(mode): CPU of the serve process, heap allocations of its workers, changelog bytes",
+            String(
+                format: "%.1f µs, %@, %.1f B", cpu,
+                allocations.isEmpty ? "not counted (libMallocCounter.so not built)" : String(format: "%.2f allocations", median(allocations)),
+                changelog),
+            #"{"benchmark":"gateway-per-record","mode":"\#(mode)","history":\#(history),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(allocations.isEmpty ? "null" : String(format: "%.3f", median(allocations))),"changelog_bytes":\#(String(format: "%.1f", changelog))}"#
         ))
     let amplifiedRate = median(rawAmplified[mode]!)
     rows.append(

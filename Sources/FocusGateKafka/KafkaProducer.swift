@@ -82,6 +82,22 @@ public final class KafkaProducer {
         timestamp: Int64? = nil,
         deliveryID: UInt64 = 0
     ) throws(KafkaError) {
+        try self.produce(
+            topic: topic, partition: partition, key: key, value: value, headers: KafkaHeaderBuffer(headers),
+            timestamp: timestamp, deliveryID: deliveryID)
+    }
+
+    /// Enqueues one record with headers from a reused ``KafkaHeaderBuffer``; see
+    /// ``produce(topic:partition:key:value:headers:timestamp:deliveryID:)``.
+    public func produce(
+        topic: KafkaTopic,
+        partition: Int32? = nil,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer?,
+        headers: borrowing KafkaHeaderBuffer,
+        timestamp: Int64? = nil,
+        deliveryID: UInt64 = 0
+    ) throws(KafkaError) {
         var attempts = 0
         while true {
             let error = self.enqueue(
@@ -145,51 +161,52 @@ public final class KafkaProducer {
         partition: Int32?,
         key: UnsafeRawBufferPointer?,
         value: UnsafeRawBufferPointer?,
-        headers: [KafkaHeader],
+        headers: borrowing KafkaHeaderBuffer,
         timestamp: Int64?,
         deliveryID: UInt64
     ) -> OpaquePointer? {
-        withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 8) { vus in
-            var count = 0
-            func append(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
-                var vu = rd_kafka_vu_t()
-                vu.vtype = type
-                fill(&vu)
-                vus[count] = vu
-                count += 1
-            }
-            append(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.pointer }
-            append(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition ?? RD_KAFKA_PARTITION_UA }
-            append(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
-            if let value {
-                append(RD_KAFKA_VTYPE_VALUE) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
-                    $0.u.mem.size = value.count
+        headers.bytes.withUnsafeBytes { headerBytes in
+            withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: 7 + headers.entries.count) { vus in
+                var count = 0
+                func append(_ type: rd_kafka_vtype_t, _ fill: (inout rd_kafka_vu_t) -> Void) {
+                    var vu = rd_kafka_vu_t()
+                    vu.vtype = type
+                    fill(&vu)
+                    vus[count] = vu
+                    count += 1
                 }
-            }
-            if let key {
-                append(RD_KAFKA_VTYPE_KEY) {
-                    $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
-                    $0.u.mem.size = key.count
+                append(RD_KAFKA_VTYPE_RKT) { $0.u.rkt = topic.pointer }
+                append(RD_KAFKA_VTYPE_PARTITION) { $0.u.i32 = partition ?? RD_KAFKA_PARTITION_UA }
+                append(RD_KAFKA_VTYPE_MSGFLAGS) { $0.u.i = RD_KAFKA_MSG_F_COPY }
+                if let value {
+                    append(RD_KAFKA_VTYPE_VALUE) {
+                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: value.baseAddress)
+                        $0.u.mem.size = value.count
+                    }
                 }
+                if let key {
+                    append(RD_KAFKA_VTYPE_KEY) {
+                        $0.u.mem.ptr = UnsafeMutableRawPointer(mutating: key.baseAddress)
+                        $0.u.mem.size = key.count
+                    }
+                }
+                if deliveryID != 0 {
+                    append(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = UnsafeMutableRawPointer(bitPattern: UInt(deliveryID)) }
+                }
+                if let timestamp {
+                    append(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = timestamp }
+                }
+                // Each header is copied by librdkafka (name up to its NUL; a nil value is no value).
+                for entry in headers.entries {
+                    append(RD_KAFKA_VTYPE_HEADER) {
+                        $0.u.header.name = headerBytes.baseAddress!.advanced(by: entry.name)
+                            .assumingMemoryBound(to: CChar.self)
+                        $0.u.header.val = entry.length < 0 ? nil : headerBytes.baseAddress!.advanced(by: entry.value)
+                        $0.u.header.size = max(0, entry.length)
+                    }
+                }
+                return rd_kafka_produceva(self.client.pointer, vus.baseAddress, count)
             }
-            if deliveryID != 0 {
-                append(RD_KAFKA_VTYPE_OPAQUE) { $0.u.ptr = UnsafeMutableRawPointer(bitPattern: UInt(deliveryID)) }
-            }
-            if let timestamp {
-                append(RD_KAFKA_VTYPE_TIMESTAMP) { $0.u.i64 = timestamp }
-            }
-            var list: OpaquePointer?
-            if !headers.isEmpty {
-                let created = makeHeaders(headers)
-                list = created
-                append(RD_KAFKA_VTYPE_HEADERS) { $0.u.headers = created }
-            }
-            let error = rd_kafka_produceva(self.client.pointer, vus.baseAddress, count)
-            if error != nil, let list {
-                rd_kafka_headers_destroy(list)  // ownership passes to librdkafka only on success
-            }
-            return error
         }
     }
 
@@ -233,24 +250,6 @@ public final class KafkaProducer {
 }
 
 // MARK: - Helpers
-
-private func makeHeaders(_ headers: [KafkaHeader]) -> OpaquePointer {
-    let list = rd_kafka_headers_new(headers.count)!
-    for header in headers {
-        var name = header.name
-        name.withUTF8 { nameBytes in
-            if let value = header.value {
-                value.withUnsafeBytes { valueBytes in
-                    _ = rd_kafka_header_add(
-                        list, nameBytes.baseAddress, nameBytes.count, valueBytes.baseAddress, valueBytes.count)
-                }
-            } else {
-                _ = rd_kafka_header_add(list, nameBytes.baseAddress, nameBytes.count, nil, 0)
-            }
-        }
-    }
-    return list
-}
 
 func withOptionalBytes<R>(_ bytes: [UInt8]?, _ body: (UnsafeRawBufferPointer?) -> R) -> R {
     guard let bytes else { return body(nil) }

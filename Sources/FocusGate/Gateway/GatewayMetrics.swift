@@ -15,6 +15,10 @@ public struct GatewayMetrics: Sendable {
     let rebalances: Counter
     let assignedPartitions: Gauge
     let stateRecords: Counter
+    let stateBytes: Counter
+    /// Heap allocations of the worker threads; only when the process runs with the benchmarks'
+    /// allocation counter preloaded (``AllocationCounter``).
+    let workerAllocations: Counter?
     let decisionLatency: DurationHistogram
     private let deadLetters: [EventDecodingError.Code: Counter]
     private let registry: PrometheusCollectorRegistry
@@ -63,7 +67,17 @@ public struct GatewayMetrics: Sendable {
         self.stateRecords = registry.makeCounter(
             descriptor: .focusgate(
                 "state_records", unit: "total",
-                "Records written to the state changelog (one per changed user per commit)."))
+                "Records written to the state changelog (one per key changed in a commit, and a commit marker per partition)."))
+        self.stateBytes = registry.makeCounter(
+            descriptor: .focusgate(
+                "state_bytes", unit: "total", "Key and value bytes written to the state changelog."))
+        self.workerAllocations =
+            AllocationCounter.isLoaded
+            ? registry.makeCounter(
+                descriptor: .focusgate(
+                    "worker_allocations", unit: "total",
+                    "Heap allocations made by worker threads (present only with the benchmarks' allocation counter preloaded)."
+                )) : nil
         self.rebalances = registry.makeCounter(
             descriptor: .focusgate(
                 "rebalances", unit: "total", "Partition assignments and revocations seen by the workers."))

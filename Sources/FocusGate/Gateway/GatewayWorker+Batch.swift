@@ -32,8 +32,6 @@ extension GatewayWorker {
         }
         let contexts = self.batchUsers.isEmpty ? [] : self.cache.lookups(self.batchUsers)
         let now = WallClock.nowMilliseconds()
-        let decidedAt = KafkaHeader(name: "focusgate-decided-at", value: String(now))
-        let sourcePrefix = self.configuration.topics.notifications + "/"
         try self.beginTransactionIfNeeded()
 
         // Pass 2: decide, update state, produce.
@@ -42,22 +40,17 @@ extension GatewayWorker {
         // Counted even when a produce error cuts the batch short: the abort replays these too.
         defer { self.processedSinceCommit += processed }
         for (position, record) in batch.enumerated() {
-            let source = {
-                KafkaHeader(name: "focusgate-source", value: "\(sourcePrefix)\(record.partition)/\(record.offset)")
-            }
             switch self.decoded[position] {
             case .skipped:
                 continue
             case .invalid(let error):
                 processed += 1
+                self.headerBuffer.removeAll()
+                self.headerBuffer.append(name: "focusgate-error", value: error.code.rawValue)
+                self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
+                self.appendSourceHeader(record)
                 try self.producer.produce(
-                    topic: self.deadLetters, key: record.key, value: record.value,
-                    headers: [
-                        KafkaHeader(name: "focusgate-error", value: error.code.rawValue),
-                        KafkaHeader(name: "focusgate-error-detail", value: error.description),
-                        source(),
-                    ]
-                )
+                    topic: self.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer)
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
@@ -76,13 +69,10 @@ extension GatewayWorker {
                         update = changed
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         let reason = Decision.Reason.all.firstIndex(of: decision.reason) ?? 0
+                        self.writeDecisionHeaders(decision, record: record, decidedAt: now)
                         try self.producer.produce(
                             topic: outcome == 0 ? self.delivered : self.silenced,
-                            key: record.key, value: record.value,
-                            headers: Self.headers(
-                                self.decisionHeaders[outcome][reason], for: decision, source: source(),
-                                decidedAt: decidedAt)
-                        )
+                            key: record.key, value: record.value, headers: self.headerBuffer)
                         counts.count(outcome: outcome, reason: reason)
                     }
                 } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(
@@ -119,25 +109,36 @@ extension GatewayWorker {
         return true
     }
 
-    static func headers(
-        _ decisionHeaders: [KafkaHeader], for decision: Decision, source: KafkaHeader, decidedAt: KafkaHeader
-    ) -> [KafkaHeader] {
-        var headers = decisionHeaders
-        headers.reserveCapacity(6)
+    /// The `focusgate-*` headers of a decided notification (SPEC §6), into ``headerBuffer``.
+    private func writeDecisionHeaders(_ decision: Decision, record: KafkaRecord, decidedAt: Int64) {
+        self.headerBuffer.removeAll()
+        self.headerBuffer.append(name: "focusgate-decision", value: decision.outcome.rawValue)
+        self.headerBuffer.append(name: "focusgate-reason", value: decision.reason.rawValue)
         if let focus = decision.focus {
-            headers.append(KafkaHeader(name: "focusgate-focus", value: focus))
+            self.headerBuffer.append(name: "focusgate-focus", value: focus)
         }
         if let version = decision.contextVersion {
-            headers.append(KafkaHeader(name: "focusgate-context-version", value: String(version)))
+            self.headerBuffer.append(name: "focusgate-context-version") { DecimalText.append(version, to: &$0) }
         }
-        headers.append(source)
-        headers.append(decidedAt)
-        return headers
+        self.appendSourceHeader(record)
+        self.headerBuffer.append(name: "focusgate-decided-at") { DecimalText.append(decidedAt, to: &$0) }
+    }
+
+    /// `focusgate-source`: `topic/partition/offset`.
+    private func appendSourceHeader(_ record: KafkaRecord) {
+        self.headerBuffer.append(name: "focusgate-source") { bytes in
+            bytes.append(contentsOf: self.sourcePrefix)
+            DecimalText.append(Int64(record.partition), to: &bytes)
+            bytes.append(UInt8(ascii: "/"))
+            DecimalText.append(record.offset, to: &bytes)
+        }
     }
 
     /// Produces a badge update to `notifications.badges` (key `userId/appId`).
     func publish(_ update: BadgeUpdate) throws(KafkaError) {
-        try self.producer.produce(topic: self.badgeTopic, key: Array(update.key.utf8), value: update.jsonBytes)
+        update.writeKey(into: &self.badgeKey)
+        update.writeJSON(into: &self.badgeValue)
+        try self.producer.produce(topic: self.badgeTopic, key: self.badgeKey, value: self.badgeValue)
     }
 
     func beginTransactionIfNeeded() throws(KafkaError) {

@@ -25,6 +25,7 @@ extension GatewayWorker {
         try self.beginTransactionIfNeeded()
         var published: [(userID: String, badges: [Badge])] = []
         var stateRecords = 0
+        var stateBytes = 0
         for partition in changed {
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
             for userID in self.partitions[partition]!.state.changedUsers {
@@ -33,12 +34,15 @@ extension GatewayWorker {
             try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
                 try self.producer.produce(topic: self.stateTopic, partition: partition, key: key, value: value)
                 stateRecords += 1
+                stateBytes += key.count + (value?.count ?? 0)
             }
             // Closes the partition's changes: a restore applies them only when the input offsets
             // of this transaction committed (see StateRestorer).
+            let marker = PartitionState.commitMarkerValue(through: through)
             try self.producer.produce(
-                topic: self.stateTopic, partition: partition, key: PartitionState.commitMarkerKey,
-                value: PartitionState.commitMarkerValue(through: through))
+                topic: self.stateTopic, partition: partition, key: PartitionState.commitMarkerKey, value: marker)
+            stateRecords += 1
+            stateBytes += PartitionState.commitMarkerKey.count + marker.count
         }
         if self.configuration.deliveryMode == .exactlyOnce {
             if !offsets.isEmpty {
@@ -80,6 +84,7 @@ extension GatewayWorker {
         self.directory.publish(published)
         self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
+        self.metrics.stateBytes.increment(by: Int64(stateBytes))
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction

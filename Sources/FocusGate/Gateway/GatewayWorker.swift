@@ -66,16 +66,12 @@ final class GatewayWorker {
     var deadLetters: KafkaTopic!
     var badgeTopic: KafkaTopic!
     var stateTopic: KafkaTopic!
-    /// `focusgate-decision` and `focusgate-reason` headers, made once: by outcome, then by index in
-    /// ``Decision/Reason/all``.
-    let decisionHeaders: [[[KafkaHeader]]] = Decision.Outcome.allCases.map { outcome in
-        Decision.Reason.all.map { reason in
-            [
-                KafkaHeader(name: "focusgate-decision", value: outcome.rawValue),
-                KafkaHeader(name: "focusgate-reason", value: reason.rawValue),
-            ]
-        }
-    }
+    /// Headers, badge keys and badge values of the record being produced, rebuilt in place.
+    var headerBuffer = KafkaHeaderBuffer()
+    var badgeKey: [UInt8] = []
+    var badgeValue: [UInt8] = []
+    /// `<notifications topic>/`, the start of every `focusgate-source` header.
+    let sourcePrefix: [UInt8]
     var decoded: [Decoded] = []
     /// A changed user's changelog record, rebuilt in place for each user at commit.
     var stateBuffer: [UInt8] = []
@@ -112,6 +108,7 @@ final class GatewayWorker {
         self.shouldStop = shouldStop
         self.onReady = onReady
         self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
+        self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
     }
 
     // MARK: - Life cycle
@@ -129,6 +126,11 @@ final class GatewayWorker {
         var nextCommit = ContinuousClock.now + self.configuration.commitInterval
         while !self.shouldStop() {
             let wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
+            let allocations = AllocationCounter.threadAllocations()
+            defer {
+                self.metrics.workerAllocations?.increment(
+                    by: Int64(AllocationCounter.threadAllocations() &- allocations))
+            }
             do {
                 let polled = ContinuousClock.now
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {

@@ -33,10 +33,27 @@ public struct BadgeUpdate: Sendable, Hashable {
     /// The record key: `userId/appId`.
     public var key: String { "\(self.userID)/\(self.appID)" }
 
+    /// Writes the record key, `userId/appId`, into `bytes` (replacing what it held).
+    public func writeKey(into bytes: inout [UInt8]) {
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: self.userID.utf8)
+        bytes.append(UInt8(ascii: "/"))
+        bytes.append(contentsOf: self.appID.utf8)
+    }
+
     /// The record value: `{"userId","appId","badge","unread","focus","contextVersion","sequence","updatedAt"}`,
     /// with `updatedAt` as an RFC 3339 UTC timestamp with milliseconds.
     public var jsonBytes: [UInt8] {
-        var json = JSONWriter()
+        var bytes: [UInt8] = []
+        self.writeJSON(into: &bytes)
+        return bytes
+    }
+
+    /// Writes ``jsonBytes`` into `bytes` (replacing what it held, keeping its capacity).
+    public func writeJSON(into bytes: inout [UInt8]) {
+        var storage: [UInt8] = []
+        swap(&storage, &bytes)
+        var json = JSONWriter(storage: consume storage)
         json.beginObject()
         json.member("userId", string: self.userID)
         json.member("appId", string: self.appID)
@@ -47,6 +64,6 @@ public struct BadgeUpdate: Sendable, Hashable {
         json.member("sequence", integer: Int64(clamping: self.sequence))
         json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
         json.endObject()
-        return json.bytes
+        bytes = json.finish()
     }
 }

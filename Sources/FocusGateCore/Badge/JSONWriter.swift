@@ -7,6 +7,17 @@ struct JSONWriter {
         self.bytes.reserveCapacity(192)
     }
 
+    /// A writer that appends to `storage` (emptied, its capacity kept): no allocation once it has grown.
+    init(storage: consuming [UInt8]) {
+        storage.removeAll(keepingCapacity: true)
+        self.bytes = storage
+    }
+
+    /// Hands the written bytes back, for reuse.
+    consuming func finish() -> [UInt8] {
+        self.bytes
+    }
+
     mutating func beginObject() {
         self.bytes.append(UInt8(ascii: "{"))
         self.needsComma = false
@@ -37,22 +48,7 @@ struct JSONWriter {
     }
 
     static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, Int) = (0, 0)  // reversed digits, packed 4 bits each (at most 16 fit)
-        guard magnitude >= 10_000_000_000_000_000 else {
-            repeat {
-                digits.0 = digits.0 << 4 | (magnitude % 10)
-                digits.1 += 1
-                magnitude /= 10
-            } while magnitude > 0
-            for _ in 0..<digits.1 {
-                bytes.append(UInt8(ascii: "0") + UInt8(digits.0 & 0xF))
-                digits.0 >>= 4
-            }
-            return
-        }
-        bytes.append(contentsOf: String(magnitude).utf8)
+        DecimalText.append(value, to: &bytes)
     }
 
     private mutating func name(_ name: StaticString) {
@@ -206,5 +202,28 @@ public enum Timestamp {
         bytes.append(UInt8(ascii: "."))
         digits(millis, 3)
         bytes.append(UInt8(ascii: "Z"))
+    }
+}
+
+/// Integers written as decimal digits straight into a byte buffer, without building a `String`.
+public enum DecimalText {
+    /// Appends the decimal digits of `value` (with a leading `-` when negative).
+    public static func append(_ value: Int64, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, Int) = (0, 0)  // reversed digits, packed 4 bits each (at most 16 fit)
+        guard magnitude >= 10_000_000_000_000_000 else {
+            repeat {
+                digits.0 = digits.0 << 4 | (magnitude % 10)
+                digits.1 += 1
+                magnitude /= 10
+            } while magnitude > 0
+            for _ in 0..<digits.1 {
+                bytes.append(UInt8(ascii: "0") + UInt8(digits.0 & 0xF))
+                digits.0 >>= 4
+            }
+            return
+        }
+        bytes.append(contentsOf: String(magnitude).utf8)
     }
 }

@@ -1,0 +1,78 @@
+/// A record's headers written into one byte buffer that is reused from record to record: the
+/// producer copies them at `produce`, so once the buffer has grown, building and sending headers
+/// allocates nothing on the Swift side.
+///
+/// Names are stored NUL-terminated next to their values, in order; a header may have no value.
+public struct KafkaHeaderBuffer: Sendable {
+    private(set) var bytes: [UInt8] = []
+    /// Per header: where its name starts, where its value starts, the value's length (`-1`: none).
+    private(set) var entries: [(name: Int, value: Int, length: Int)] = []
+
+    /// Creates an empty buffer.
+    public init() {
+        self.bytes.reserveCapacity(512)
+        self.entries.reserveCapacity(16)
+    }
+
+    /// Creates a buffer holding `headers`, in order.
+    public init(_ headers: [KafkaHeader]) {
+        self.init()
+        for header in headers { self.append(header) }
+    }
+
+    /// Headers written.
+    public var count: Int { self.entries.count }
+
+    /// Forgets every header, keeping the storage.
+    public mutating func removeAll() {
+        self.bytes.removeAll(keepingCapacity: true)
+        self.entries.removeAll(keepingCapacity: true)
+    }
+
+    /// Appends a header whose value is `value`'s bytes (`nil`: no value).
+    public mutating func append(name: String, value: (some Collection<UInt8>)?) {
+        let nameStart = self.startHeader(name)
+        guard let value else {
+            self.entries.append((nameStart, self.bytes.count, -1))
+            return
+        }
+        let valueStart = self.bytes.count
+        self.bytes.append(contentsOf: value)
+        self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
+    }
+
+    /// Appends a header whose value is the UTF-8 of `value`.
+    public mutating func append(name: String, value: String) {
+        self.append(name: name, value: value.utf8)
+    }
+
+    /// Appends a header.
+    public mutating func append(_ header: KafkaHeader) {
+        self.append(name: header.name, value: header.value)
+    }
+
+    /// Appends a header whose value `write` appends to the bytes it is given.
+    public mutating func append(name: String, writing write: (inout [UInt8]) -> Void) {
+        let nameStart = self.startHeader(name)
+        let valueStart = self.bytes.count
+        write(&self.bytes)
+        self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
+    }
+
+    /// The headers as values (for tests and logs).
+    public var headers: [KafkaHeader] {
+        self.entries.map { entry in
+            let nameEnd = self.bytes[entry.name...].firstIndex(of: 0)!
+            let name = String(decoding: self.bytes[entry.name..<nameEnd], as: UTF8.self)
+            let value = entry.length < 0 ? nil : Array(self.bytes[entry.value..<(entry.value + entry.length)])
+            return KafkaHeader(name: name, value: value)
+        }
+    }
+
+    private mutating func startHeader(_ name: String) -> Int {
+        let start = self.bytes.count
+        self.bytes.append(contentsOf: name.utf8)
+        self.bytes.append(0)
+        return start
+    }
+}
