@@ -34,6 +34,28 @@ func measure(_ name: String, iterations: Int, _ body: () -> Int) -> Double {
     return rate
 }
 
+// MARK: - Partition state (what a worker does per record besides decoding and deciding)
+
+@MainActor func stateHistoryBenchmarks() {
+let fewEarlier = steadyStateBenchmark(history: 1)
+let manyEarlier = steadyStateBenchmark(history: 50)
+rows.append(
+    (
+        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes per record",
+        String(
+            format: "%.2f; %.1f B (1 earlier) and %.1f B (50 earlier)", manyEarlier.rate / fewEarlier.rate,
+            fewEarlier.bytes, manyEarlier.bytes),
+        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes))}"#
+    ))
+}
+
+// `CoreBenchmark state`: only the partition state at steady state, for profilers.
+if CommandLine.arguments.dropFirst().first == "state" {
+    stateHistoryBenchmarks()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    exit(0)
+}
+
 // MARK: - Decoding
 
 let plainEvent = Array(
@@ -129,23 +151,9 @@ plainEvent.withUnsafeBytes { bytes in
     }
 }
 
-// MARK: - Partition state (what a worker does per record besides decoding and deciding)
+// MARK: - Partition state
 
-let fewEarlier = steadyStateBenchmark(history: 1)
-let manyEarlier = steadyStateBenchmark(history: 50)
-rows.append(
-    (
-        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes per record",
-        String(
-            format: "%.2f; %.1f B (1 earlier) and %.1f B (50 earlier)", manyEarlier.rate / fewEarlier.rate,
-            fewEarlier.bytes, manyEarlier.bytes),
-        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes))}"#
-    ))
-// `CoreBenchmark state` stops here: a short run for profilers.
-if CommandLine.arguments.dropFirst().first == "state" {
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    exit(0)
-}
+stateHistoryBenchmarks()
 restoreBenchmark()
 stateMemoryBenchmark()
 

@@ -71,18 +71,20 @@ extension PartitionState {
             key.removeAll(keepingCapacity: true)
             value.removeAll(keepingCapacity: true)
             switch change {
-            case .entry(let user, let idHash):
+            case .entry(let user, let idHash, let index):
                 key.append(0)
                 key.append(Self.entryKind)
                 withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
-                key.append(contentsOf: self.users[Int(user)].userID.utf8)
-                guard let entry = self.findEntry(user: user, idHash: idHash) else {
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                let entry = self.entries[Int(index)]
+                // Not where it was: gone (a later change puts it back if it was added again).
+                guard entry.has(StateEntry.alive) && entry.user == user && entry.idHash == idHash else {
                     try write(key, nil)
                     continue
                 }
-                guard self.entries[Int(entry)].has(StateEntry.dirty) else { continue }  // written already
-                self.entries[Int(entry)].flags &= ~StateEntry.dirty
-                self.encode(self.entries[Int(entry)], to: &value)
+                guard entry.has(StateEntry.dirty) else { continue }  // written already
+                self.entries[Int(index)].flags &= ~StateEntry.dirty
+                self.encode(entry, to: &value)
                 try write(key, value)
             case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
                 let isName: Bool
@@ -90,7 +92,7 @@ extension PartitionState {
                 key.append(0)
                 key.append(isName ? Self.nameKind : Self.countsKind)
                 Self.writeVarint(UInt64(ordinal), to: &key)
-                key.append(contentsOf: self.users[Int(user)].userID.utf8)
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 let flag = isName ? AppSlot.dirtyName : AppSlot.dirtyCounts
                 guard let app = self.findApp(user: user, ordinal: ordinal) else {
                     try write(key, nil)
@@ -100,7 +102,7 @@ extension PartitionState {
                 self.apps[Int(app)].flags &= ~flag
                 let slot = self.apps[Int(app)]
                 if isName {
-                    value.append(contentsOf: slot.appID.utf8)
+                    value.append(contentsOf: self.appIDBySlot[Int(app)].utf8)
                 } else if slot.sequence == 0 {
                     try write(key, nil)
                     continue
@@ -111,6 +113,7 @@ extension PartitionState {
                 try write(key, value)
             }
         }
+        self.changesWritten = self.changes.count
     }
 
     private func encode(_ entry: StateEntry, to value: inout [UInt8]) {
@@ -233,7 +236,7 @@ extension PartitionState {
         }
         let app = found ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
         if isName {
-            self.apps[Int(app)].appID = String(decoding: value, as: UTF8.self)
+            self.appIDBySlot[Int(app)] = String(decoding: value, as: UTF8.self)
             self.apps[Int(app)].flags |= AppSlot.restoredName
         } else {
             var reader = Reader(bytes: value)
@@ -263,7 +266,8 @@ extension PartitionState {
                 self.users[user].firstApp = UInt32(index)
                 self.users[user].nextOrdinal = max(self.users[user].nextOrdinal, self.apps[index].ordinal + 1)
             } else {
-                self.apps[index] = AppSlot(appID: "", user: StateIndex.none, ordinal: 0)
+                self.apps[index] = AppSlot(user: StateIndex.none, ordinal: 0)
+                self.appIDBySlot[index] = ""
                 self.apps[index].flags = 0
                 self.apps[index].nextApp = self.freeApp
                 self.freeApp = UInt32(index)

@@ -5,7 +5,8 @@ extension PartitionState {
     mutating func internUser(_ userID: String) -> UInt32 {
         if let user = self.userNumbers[userID] { return user }
         let user = UInt32(self.users.count)
-        self.users.append(UserSlot(userID: userID))
+        self.users.append(UserSlot())
+        self.userIDByNumber.append(userID)
         self.userNumbers[userID] = user
         return user
     }
@@ -13,7 +14,7 @@ extension PartitionState {
     func findApp(user: UInt32, appID: String) -> UInt32? {
         var app = self.users[Int(user)].firstApp
         while app != StateIndex.none {
-            if self.apps[Int(app)].appID == appID { return app }
+            if self.appIDBySlot[Int(app)] == appID { return app }
             app = self.apps[Int(app)].nextApp
         }
         return nil
@@ -31,16 +32,19 @@ extension PartitionState {
     /// A new (user, app) slot at the front of the user's apps.
     mutating func makeApp(user: UInt32, appID: String, ordinal: UInt32? = nil) -> UInt32 {
         let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
-        var slot = AppSlot(appID: appID, user: user, ordinal: ordinal)
+        var slot = AppSlot(user: user, ordinal: ordinal)
         slot.nextApp = self.users[Int(user)].firstApp
         let app: UInt32
         if self.freeApp != StateIndex.none {
             app = self.freeApp
             self.freeApp = self.apps[Int(app)].nextApp
             self.modifyApp(app) { $0 = slot }
+            if Int(app) < self.committed.apps { self.undo.append(.appID(app, self.appIDBySlot[Int(app)])) }
+            self.appIDBySlot[Int(app)] = appID
         } else {
             app = UInt32(self.apps.count)
             self.apps.append(slot)
+            self.appIDBySlot.append(appID)
         }
         self.modifyUser(user) { user in
             user.firstApp = app
@@ -65,7 +69,6 @@ extension PartitionState {
         let freeApp = self.freeApp
         self.modifyApp(app) { freed in
             freed.flags = 0
-            freed.appID = ""
             freed.nextApp = freeApp
         }
         self.freeApp = app
@@ -81,7 +84,7 @@ extension PartitionState {
         new.flags |= StateEntry.dirty
         new.unreadPrev = self.apps[Int(app)].unreadTail
         let entry = self.allocateEntry(new)
-        self.changes.append(.entry(user: user, idHash: new.idHash))
+        self.changes.append(.entry(user: user, idHash: new.idHash, at: entry))
 
         let windowTail = self.users[Int(user)].windowTail
         if windowTail != StateIndex.none { self.modifyEntry(windowTail) { $0.windowNext = entry } }
@@ -169,7 +172,7 @@ extension PartitionState {
         while entry != StateIndex.none {
             let current = self.entries[Int(entry)]
             let counts = FocusDecider.countsInBadge(
-                appID: slot.appID, criteria: self.criteria.string(current.criteria), context: context,
+                appID: self.appIDBySlot[Int(app)], criteria: self.criteria.string(current.criteria), context: context,
                 nowMilliseconds: nowMilliseconds)
             if counts != current.has(StateEntry.counted) {
                 self.modifyEntry(entry) { $0.flags ^= StateEntry.counted }
@@ -199,7 +202,7 @@ extension PartitionState {
         self.markCounts(app)
         let focusOn = context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false
         return BadgeUpdate(
-            userID: self.users[Int(slot.user)].userID, appID: slot.appID, badge: Int(slot.counted),
+            userID: self.userIDByNumber[Int(slot.user)], appID: self.appIDBySlot[Int(app)], badge: Int(slot.counted),
             unread: Int(slot.unread), focus: focusOn ? context?.focus : nil, contextVersion: context?.version,
             sequence: slot.sequence + 1, updatedAtMilliseconds: nowMilliseconds)
     }
@@ -239,7 +242,7 @@ extension PartitionState {
         let released = self.entries[Int(entry)]
         self.unindex(entry)
         if !released.has(StateEntry.dirty) {
-            self.changes.append(.entry(user: released.user, idHash: released.idHash))
+            self.changes.append(.entry(user: released.user, idHash: released.idHash, at: entry))
         }
         let freeEntry = self.freeEntry
         self.modifyEntry(entry) { freed in
@@ -317,7 +320,8 @@ extension PartitionState {
     mutating func markEntry(_ entry: UInt32) {
         guard !self.entries[Int(entry)].has(StateEntry.dirty) else { return }
         self.entries[Int(entry)].flags |= StateEntry.dirty
-        self.changes.append(.entry(user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash))
+        self.changes.append(
+            .entry(user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash, at: entry))
     }
 
     private mutating func markName(_ app: UInt32) {

@@ -24,6 +24,9 @@ public struct PartitionState {
     var entries: [StateEntry] = []
     var apps: [AppSlot] = []
     var users: [UserSlot] = []
+    /// By user number and by app slot.
+    var userIDByNumber: [String] = []
+    var appIDBySlot: [String] = []
     var userNumbers: [String: UInt32] = [:]
     var criteria = CriteriaPool()
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
@@ -38,6 +41,8 @@ public struct PartitionState {
     // Since the last commit.
     var undo: [StateUndo] = []
     var changes: [StateChange] = []
+    /// Changes that ``writeChanges(_:)`` went through (and cleared the marks of).
+    var changesWritten = 0
     var committed = CommitPoint()
 
     /// What a rollback returns to besides the before-images.
@@ -69,7 +74,7 @@ public struct PartitionState {
     public var entryCount: Int { self.liveEntries }
 
     /// The users with state here.
-    public var userIDs: [String] { Array(self.userNumbers.keys) }
+    public var userIDs: [String] { self.userIDByNumber }
 
     /// Whether the user has state here.
     public func contains(userID: String) -> Bool {
@@ -163,7 +168,9 @@ public struct PartitionState {
         while app != StateIndex.none {
             let slot = self.apps[Int(app)]
             badges.append(
-                Badge(appID: slot.appID, badge: Int(slot.badge), unread: Int(slot.unread), sequence: slot.sequence))
+                Badge(
+                    appID: self.appIDBySlot[Int(app)], badge: Int(slot.badge), unread: Int(slot.unread),
+                    sequence: slot.sequence))
             app = slot.nextApp
         }
         return badges.sorted { $0.appID < $1.appID }
@@ -181,9 +188,9 @@ public struct PartitionState {
         for change in self.changes {
             let user: UInt32
             switch change {
-            case .entry(let number, _), .appName(let number, _), .appCounts(let number, _): user = number
+            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _): user = number
             }
-            if seen.insert(user).inserted { users.append(self.users[Int(user)].userID) }
+            if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
         }
         return users
     }
@@ -192,12 +199,10 @@ public struct PartitionState {
     public mutating func commit() {
         self.undo.removeAll(keepingCapacity: true)
         // Written changes had their marks cleared already; clear those the caller did not write.
-        for change in self.changes {
+        for change in self.changes[self.changesWritten...] {
             switch change {
-            case .entry(let user, let idHash):
-                if let entry = self.findEntry(user: user, idHash: idHash) {
-                    self.entries[Int(entry)].flags &= ~StateEntry.dirty
-                }
+            case .entry(_, _, let entry):
+                self.entries[Int(entry)].flags &= ~StateEntry.dirty
             case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
                 if let app = self.findApp(user: user, ordinal: ordinal) {
                     self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
@@ -205,6 +210,7 @@ public struct PartitionState {
             }
         }
         self.changes.removeAll(keepingCapacity: true)
+        self.changesWritten = 0
         if self.criteria.needsCollection { self.collectCriteria() }
         self.committed = CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
@@ -223,12 +229,15 @@ public struct PartitionState {
             case .entry(let index, let entry): self.entries[Int(index)] = entry
             case .app(let index, let app): self.apps[Int(index)] = app
             case .user(let index, let user): self.users[Int(index)] = user
+            case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
             }
         }
         self.entries.removeSubrange(self.committed.entries...)
         self.apps.removeSubrange(self.committed.apps...)
-        for user in self.users[self.committed.users...] { self.userNumbers[user.userID] = nil }
+        self.appIDBySlot.removeSubrange(self.committed.apps...)
+        for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
         self.users.removeSubrange(self.committed.users...)
+        self.userIDByNumber.removeSubrange(self.committed.users...)
         for record in self.undo {
             guard case .entry(let index, let entry) = record, entry.has(StateEntry.alive),
                 self.findEntry(user: entry.user, idHash: entry.idHash) == nil
@@ -241,6 +250,7 @@ public struct PartitionState {
         self.droppedUnread = self.committed.droppedUnread
         self.undo.removeAll(keepingCapacity: true)
         self.changes.removeAll(keepingCapacity: true)
+        self.changesWritten = 0
     }
 
     /// The stable hash of a notification id: 64-bit FNV-1a of its UTF-8 bytes. Two different ids

@@ -52,9 +52,10 @@ struct StateEntry {
     }
 }
 
-/// One (user, app): its unread list, the badge counted now and the badge last published.
+/// One (user, app): its unread list, the badge counted now and the badge last published. Plain
+/// data (the app id is kept beside it, in `PartitionState.appIDBySlot`), so copies and before-images
+/// cost no reference counting.
 struct AppSlot {
-    var appID: String
     var user: UInt32
     /// The app's number within the user, stable in the changelog (from 1).
     var ordinal: UInt32
@@ -83,8 +84,7 @@ struct AppSlot {
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
-    init(appID: String, user: UInt32, ordinal: UInt32) {
-        self.appID = appID
+    init(user: UInt32, ordinal: UInt32) {
         self.user = user
         self.ordinal = ordinal
         self.nextApp = StateIndex.none
@@ -104,18 +104,14 @@ struct AppSlot {
 }
 
 /// One user, interned once per partition: the dedupe window (oldest to newest) and the apps.
+/// Plain data: the user id is kept beside it, in `PartitionState.userIDByNumber`.
 struct UserSlot {
-    var userID: String
     var windowHead: UInt32 = StateIndex.none
     var windowTail: UInt32 = StateIndex.none
     var windowCount: UInt32 = 0
     var firstApp: UInt32 = StateIndex.none
     var nextArrival: UInt32 = 0
     var nextOrdinal: UInt32 = 1
-
-    init(userID: String) {
-        self.userID = userID
-    }
 }
 
 /// A before-image in the undo log: what a record was at the commit (or at its first change since).
@@ -123,11 +119,14 @@ enum StateUndo {
     case entry(UInt32, StateEntry)
     case app(UInt32, AppSlot)
     case user(UInt32, UserSlot)
+    /// A freed app slot reused for another app.
+    case appID(UInt32, String)
 }
 
-/// A changelog key changed since the commit.
+/// A changelog key changed since the commit. An entry's change remembers where the entry was;
+/// the key is what counts (the slot may have been freed or reused since).
 enum StateChange: Hashable {
-    case entry(user: UInt32, idHash: UInt64)
+    case entry(user: UInt32, idHash: UInt64, at: UInt32)
     case appName(user: UInt32, ordinal: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32)
 }
