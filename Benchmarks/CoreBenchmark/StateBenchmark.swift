@@ -8,13 +8,19 @@ import Foundation
 /// earlier notifications (half of them read) before the measurement. Then the measured stream:
 /// users drawn from a Zipf distribution (s = 1), 85% notifications with new ids, 10% reads of a
 /// user's latest id, 5% clears; a commit every 2,048 records writes the changed keys' changelog
-/// records. Returns records/s and changelog bytes (key + value) per record.
-@MainActor func steadyStateBenchmark(history: Int, records: Int = 1_000_000) -> (rate: Double, bytes: Double) {
+/// records. Returns records/s, changelog bytes (key + value) per record and changelog records per record.
+@MainActor func steadyStateBenchmark(history: Int, records: Int = 1_000_000) -> (
+    rate: Double, bytes: Double, records: Double
+) {
     let users = (0..<6_250).map { "user-\($0)" }
     var state = PartitionState()
     var changelogBytes = 0
+    var changelogRecords = 0
     let commit = { (state: inout PartitionState) in
-        state.writeChanges { key, value in changelogBytes += key.count + (value?.count ?? 0) }
+        state.writeChanges { key, value in
+            changelogBytes += key.count + (value?.count ?? 0)
+            changelogRecords += 1
+        }
         state.commit()
     }
     for round in 0..<history {
@@ -48,6 +54,7 @@ import Foundation
         return NotificationEvent(id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
     }
     changelogBytes = 0
+    changelogRecords = 0
     var position = 0
     let rate = measure(
         "partition state per record at steady state: \(history) earlier notification(s) a user, Zipf users, reads and clears; changelog and commit every 2,048",
@@ -60,7 +67,7 @@ import Foundation
         if position % 2048 == 0 { commit(&state) }
         return produced
     }
-    return (rate, Double(changelogBytes) / Double(position))
+    return (rate, Double(changelogBytes) / Double(position), Double(changelogRecords) / Double(position))
 }
 
 /// The changelog of 1,000,000 users with history (16 partitions' worth, built by the engine),

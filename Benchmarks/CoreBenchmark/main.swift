@@ -41,11 +41,12 @@ let fewEarlier = steadyStateBenchmark(history: 1)
 let manyEarlier = steadyStateBenchmark(history: 50)
 rows.append(
     (
-        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes per record",
+        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes and records per record",
         String(
-            format: "%.2f; %.1f B (1 earlier) and %.1f B (50 earlier)", manyEarlier.rate / fewEarlier.rate,
-            fewEarlier.bytes, manyEarlier.bytes),
-        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes))}"#
+            format: "%.2f; %.1f B in %.2f records (1 earlier), %.1f B in %.2f records (50 earlier)",
+            manyEarlier.rate / fewEarlier.rate, fewEarlier.bytes, fewEarlier.records, manyEarlier.bytes,
+            manyEarlier.records),
+        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes)),"changelog_records_per_record_50":\#(String(format: "%.3f", manyEarlier.records))}"#
     ))
 }
 

@@ -8,7 +8,7 @@ struct ExplainCommand: ParsableCommand {
         commandName: "explain",
         abstract: "Explain the decision for a notification event under a Focus context.",
         discussion: """
-            Prints {"decision", "reason", "focus", "contextVersion", "badgeCounted"} and exits 0.
+            Prints {"decision", "reason", "focus", "contextVersion", "badgeCounted", "badgeUpdates"} and exits 0.
             An unreadable context or event is reported on standard error with exit status 2.
             """
     )

@@ -22,6 +22,8 @@ struct PartitionStateModelTests {
         let cap: Int
         var windows: [String: [String]] = [:]
         var apps: [String: [String: App]] = [:]
+        /// Badge updates since the commit: the latest per (user, app), in order of first change.
+        var pending: [BadgeUpdate] = []
 
         struct App {
             var unread: [(id: String, criteria: String?)] = []
@@ -70,9 +72,15 @@ struct PartitionStateModelTests {
             app.badge = badge
             app.sequence += 1
             let focusOn = context?.isFocusOn(atMilliseconds: PartitionStateModelTests.now) ?? false
-            return BadgeUpdate(
+            let update = BadgeUpdate(
                 userID: user, appID: appID, badge: badge, unread: app.unread.count, focus: focusOn ? context?.focus : nil,
                 contextVersion: context?.version, sequence: app.sequence, updatedAtMilliseconds: PartitionStateModelTests.now)
+            if let index = self.pending.firstIndex(where: { $0.userID == user && $0.appID == appID }) {
+                self.pending[index] = update
+            } else {
+                self.pending.append(update)
+            }
+            return update
         }
 
         func badges(user: String) -> [Badge] {
@@ -127,12 +135,15 @@ struct PartitionStateModelTests {
                     state.recompute(userID: user, context: changed, nowMilliseconds: Self.now)
                         == model.recompute(user: user, context: changed), "step \(step): recompute \(user)")
             case 88..<96:
+                try #require(state.pendingBadgeUpdates == model.pending, "step \(step): coalesced badge updates")
                 state.writeChanges { key, value in log.append((key, value)) }
                 state.commit()
+                model.pending = []
                 committedModel = model
             default:
                 state.rollback()
                 model = committedModel
+                try #require(state.pendingBadgeUpdates.isEmpty)
             }
             for user in Self.users {
                 try #require(state.badges(userID: user) == model.badges(user: user), "step \(step): \(user)")

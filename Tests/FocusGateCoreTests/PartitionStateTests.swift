@@ -103,6 +103,24 @@ struct PartitionStateTests {
             "the dropped ones are gone: reading them changes nothing")
     }
 
+    @Test("badge updates wait for the commit, coalesced to the latest per (user, app); a rollback drops them")
+    func coalescedBadgeUpdates() {
+        var state = PartitionState()
+        for id in ["n1", "n2", "n3"] { _ = state.admit(Self.notification(id), context: nil, nowMilliseconds: Self.now) }
+        _ = state.admit(Self.notification("m1", app: "mail"), context: nil, nowMilliseconds: Self.now)
+        _ = state.admit(Self.read(["n1"]), context: nil, nowMilliseconds: Self.now + 5)
+        #expect(state.pendingBadgeUpdates.map { "\($0.appID) \($0.badge) #\($0.sequence)" } == ["chat 2 #4", "mail 1 #1"])
+        #expect(state.pendingBadgeUpdates.first?.updatedAtMilliseconds == Self.now + 5)
+        state.commit()
+        #expect(state.pendingBadgeUpdates.isEmpty)
+        _ = state.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        #expect(state.pendingBadgeUpdates.map(\.sequence) == [5])
+        state.rollback()
+        #expect(state.pendingBadgeUpdates.isEmpty)
+        _ = state.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        #expect(state.pendingBadgeUpdates.map(\.sequence) == [5], "the rolled-back change is made again, once")
+    }
+
     @Test("an app left with nothing unread and never published goes; its changelog keys become tombstones")
     func emptyAppGoes() {
         var state = PartitionState()

@@ -258,6 +258,7 @@ struct AdminAPITests {
                 #expect(body["focus"] as? String == "Work")
                 #expect(body["contextVersion"] as? Int == 17)
                 #expect(body["badgeCounted"] as? Bool == false)
+                #expect(body["badgeUpdates"] as? String == "coalesced-per-commit")
             }
             let stored = #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"work"}}"#
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in

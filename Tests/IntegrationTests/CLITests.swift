@@ -79,7 +79,7 @@ struct CLITests {
         #expect(first.status == 0)
         #expect(
             first.output
-                == #"{"badgeCounted":false,"contextVersion":17,"decision":"silenced","focus":"Work","reason":"predicate-mismatch"}"#
+                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","reason":"predicate-mismatch"}"#
                 + "\n")
 
         let second = try Self.run([

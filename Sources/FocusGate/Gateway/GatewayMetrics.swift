@@ -126,7 +126,6 @@ struct BatchCounts {
         repeating: [Int](repeating: 0, count: Decision.Reason.all.count), count: Decision.Outcome.allCases.count)
     var deadLetters: [EventDecodingError.Code: Int] = [:]
     var duplicates = 0
-    var badgeUpdates = 0
 
     /// Counts a decision given as indexes into ``Decision/Outcome/allCases`` and ``Decision/Reason/all``.
     mutating func count(outcome: Int, reason: Int) {
@@ -144,6 +143,5 @@ struct BatchCounts {
             metrics.deadLetter(code).increment(by: Int64(count))
         }
         if self.duplicates > 0 { metrics.duplicates.increment(by: Int64(self.duplicates)) }
-        if self.badgeUpdates > 0 { metrics.badgeUpdates.increment(by: Int64(self.badgeUpdates)) }
     }
 }

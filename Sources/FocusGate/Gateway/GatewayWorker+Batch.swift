@@ -57,7 +57,7 @@ extension GatewayWorker {
                 let lookup = contexts[user]
                 var context: CompiledFocusContext?
                 if case .available(let found) = lookup { context = found }
-                var update: BadgeUpdate?
+                // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
                     let decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: now)
                     switch self.partitions[record.partition]!.state.admit(
@@ -65,8 +65,7 @@ extension GatewayWorker {
                     {
                     case .duplicate:
                         counts.duplicates += 1
-                    case .applied(let changed):
-                        update = changed
+                    case .applied:
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         let reason = Decision.Reason.all.firstIndex(of: decision.reason) ?? 0
                         self.writeDecisionHeaders(decision, record: record, decidedAt: now)
@@ -75,14 +74,8 @@ extension GatewayWorker {
                             key: record.key, value: record.value, headers: self.headerBuffer)
                         counts.count(outcome: outcome, reason: reason)
                     }
-                } else if case .applied(let changed) = self.partitions[record.partition]!.state.admit(
-                    event, context: context, nowMilliseconds: now)
-                {
-                    update = changed
-                }
-                if let update {
-                    try self.publish(update)
-                    counts.badgeUpdates += 1
+                } else {
+                    _ = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)
                 }
                 if let context {
                     self.watchExpiry(of: context, userID: event.userID, nowMilliseconds: now)

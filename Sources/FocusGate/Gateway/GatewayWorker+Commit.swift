@@ -26,7 +26,13 @@ extension GatewayWorker {
         var published: [(userID: String, badges: [Badge])] = []
         var stateRecords = 0
         var stateBytes = 0
+        var badgeUpdates = 0
         for partition in changed {
+            // Badge updates first: the latest of each (user, app) since the last commit.
+            for update in self.partitions[partition]!.state.pendingBadgeUpdates {
+                try self.publish(update)
+                badgeUpdates += 1
+            }
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
             for userID in self.partitions[partition]!.state.changedUsers {
                 published.append((userID, self.partitions[partition]!.state.badges(userID: userID)))
@@ -85,6 +91,7 @@ extension GatewayWorker {
         self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
         self.metrics.stateBytes.increment(by: Int64(stateBytes))
+        self.metrics.badgeUpdates.increment(by: Int64(badgeUpdates))
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction

@@ -87,7 +87,7 @@ extension GatewayWorker {
         guard !changes.isEmpty else { return }
         let now = WallClock.nowMilliseconds()
         for change in changes {
-            try self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
+            self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
             if let context = change.context {
                 self.watchExpiry(of: context, userID: change.userID, nowMilliseconds: now)
             }
@@ -104,7 +104,7 @@ extension GatewayWorker {
             guard self.watchedExpiry[due.userID] == due.atMilliseconds else { continue }
             self.watchedExpiry[due.userID] = nil
             guard case .available(let context)? = self.cache.resolve([due.userID])[due.userID] else { continue }
-            try self.recompute(userID: due.userID, context: context, nowMilliseconds: now)
+            self.recompute(userID: due.userID, context: context, nowMilliseconds: now)
         }
     }
 
@@ -120,14 +120,9 @@ extension GatewayWorker {
         self.expirations.insert(Expiration(atMilliseconds: offAt, userID: userID))
     }
 
-    private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) throws(KafkaError) {
+    private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         guard let owner = self.partitions.first(where: { $0.value.state.contains(userID: userID) })?.key else { return }
-        try self.beginTransactionIfNeeded()
-        for update in self.partitions[owner]!.state.recompute(
-            userID: userID, context: context, nowMilliseconds: nowMilliseconds)
-        {
-            try self.publish(update)
-            self.metrics.badgeUpdates.increment()
-        }
+        // The changed badges are published with the next commit.
+        _ = self.partitions[owner]!.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
     }
 }

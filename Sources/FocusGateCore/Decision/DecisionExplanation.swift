@@ -10,6 +10,9 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     public var contextVersion: Int64?
     /// Whether the notification, while unread, counts in the app's badge under this context.
     public var badgeCounted: Bool
+    /// How badge changes are published: coalesced to the latest value per (user, app) at each
+    /// commit (`commit.intervalMs`), SPEC §6.
+    public var badgeUpdates = "coalesced-per-commit"
 
     /// Explains the decision for `event` under `context` at `nowMilliseconds`.
     ///
@@ -27,7 +30,9 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
         )
     }
 
-    private enum CodingKeys: String, CodingKey { case decision, reason, focus, contextVersion, badgeCounted }
+    private enum CodingKeys: String, CodingKey {
+        case decision, reason, focus, contextVersion, badgeCounted, badgeUpdates
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -36,5 +41,6 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
         try container.encode(self.focus, forKey: .focus)
         try container.encode(self.contextVersion, forKey: .contextVersion)
         try container.encode(self.badgeCounted, forKey: .badgeCounted)
+        try container.encode(self.badgeUpdates, forKey: .badgeUpdates)
     }
 }

@@ -195,16 +195,26 @@ extension PartitionState {
             if slot.isEmpty { self.releaseApp(app) }
             return nil
         }
-        self.modifyApp(app) { slot in
-            slot.badge = slot.counted
-            slot.sequence += 1
-        }
         self.markCounts(app)
         let focusOn = context?.isFocusOn(atMilliseconds: nowMilliseconds) ?? false
-        return BadgeUpdate(
+        let update = BadgeUpdate(
             userID: self.userIDByNumber[Int(slot.user)], appID: self.appIDBySlot[Int(app)], badge: Int(slot.counted),
             unread: Int(slot.unread), focus: focusOn ? context?.focus : nil, contextVersion: context?.version,
             sequence: slot.sequence + 1, updatedAtMilliseconds: nowMilliseconds)
+        var pending = slot.pending
+        if pending == StateIndex.none {
+            pending = UInt32(self.pendingBadgeUpdates.count)
+            self.pendingBadgeUpdates.append(update)
+            self.pendingSlots.append(app)
+        } else {
+            self.pendingBadgeUpdates[Int(pending)] = update
+        }
+        self.modifyApp(app) { slot in
+            slot.badge = slot.counted
+            slot.sequence += 1
+            slot.pending = pending
+        }
+        return update
     }
 
     // MARK: - Entries and the entry table

@@ -38,6 +38,11 @@ public struct PartitionState {
     /// Unread notifications dropped because an app exceeded ``maxUnreadPerApp``.
     public internal(set) var droppedUnread = 0
 
+    /// The badge updates of the current commit interval: the latest per (user, app), in the order
+    /// of each one's first change (SPEC §6 allows coalescing within a commit interval).
+    public internal(set) var pendingBadgeUpdates: [BadgeUpdate] = []
+    var pendingSlots: [UInt32] = []
+
     // Since the last commit.
     var undo: [StateUndo] = []
     var changes: [StateChange] = []
@@ -147,17 +152,22 @@ public struct PartitionState {
         -> [BadgeUpdate]
     {
         guard let user = self.userNumbers[userID] else { return [] }
-        var updates: [BadgeUpdate] = []
+        // By app id, so that the updates come out in the same order whatever the apps' history.
+        var apps: [UInt32] = []
         var app = self.users[Int(user)].firstApp
         while app != StateIndex.none {
-            let next = self.apps[Int(app)].nextApp
+            apps.append(app)
+            app = self.apps[Int(app)].nextApp
+        }
+        apps.sort { self.appIDBySlot[Int($0)] < self.appIDBySlot[Int($1)] }
+        var updates: [BadgeUpdate] = []
+        for app in apps {
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             if let update = self.publish(app, context: context, nowMilliseconds: nowMilliseconds) {
                 updates.append(update)
             }
-            app = next
         }
-        return updates.sorted { $0.appID < $1.appID }
+        return updates
     }
 
     /// The user's badges as last published, by app id.
@@ -211,6 +221,7 @@ public struct PartitionState {
         }
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
+        self.clearPendingBadgeUpdates()
         if self.criteria.needsCollection { self.collectCriteria() }
         self.committed = CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
@@ -251,6 +262,13 @@ public struct PartitionState {
         self.undo.removeAll(keepingCapacity: true)
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
+        self.clearPendingBadgeUpdates()
+    }
+
+    private mutating func clearPendingBadgeUpdates() {
+        for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
+        self.pendingSlots.removeAll(keepingCapacity: true)
+        self.pendingBadgeUpdates.removeAll(keepingCapacity: true)
     }
 
     /// The stable hash of a notification id: 64-bit FNV-1a of its UTF-8 bytes. Two different ids

@@ -75,6 +75,9 @@ struct AppSlot {
     var countedVersion: Int64
     var countedFocus: UInt8
     var flags: UInt8
+    /// Index of this app's badge update in `PartitionState.pendingBadgeUpdates`, while one waits
+    /// for the commit; ``StateIndex/none`` otherwise.
+    var pending: UInt32
 
     static let alive: UInt8 = 1
     static let dirtyName: UInt8 = 2
@@ -97,6 +100,7 @@ struct AppSlot {
         self.countedVersion = .min
         self.countedFocus = 0
         self.flags = Self.alive
+        self.pending = StateIndex.none
     }
 
     /// Nothing unread and never published: the slot can go.
