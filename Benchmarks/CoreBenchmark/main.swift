@@ -162,7 +162,13 @@ stateMemoryBenchmark()
 
 /// Resident bytes of this process (/proc/self/statm), for growth measured across a large allocation.
 func heapInUse() -> Int {
-    let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+    // Freed memory first goes back to the system (glibc's malloc_trim, not exported by the Glibc
+    // module), so that an earlier benchmark's freed pages do not hide the growth being measured.
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let trim = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(trim, to: Trim.self)(0) }
+    // Read to the end: a /proc file reports a size of 0, which a whole-file read may trust.
+    let data = FileHandle(forReadingAtPath: "/proc/self/statm")?.readDataToEndOfFile() ?? Data()
+    let fields = String(decoding: data, as: UTF8.self).split(separator: " ")
     return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 

@@ -32,6 +32,7 @@ extension PartitionState {
     /// A new (user, app) slot at the front of the user's apps.
     mutating func makeApp(user: UInt32, appID: String, ordinal: UInt32? = nil) -> UInt32 {
         let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
+        let appID = self.sharedAppID(appID)
         var slot = AppSlot(user: user, ordinal: ordinal)
         slot.nextApp = self.users[Int(user)].firstApp
         let app: UInt32
@@ -52,6 +53,14 @@ extension PartitionState {
         }
         self.markName(app)
         return app
+    }
+
+    /// The shared copy of an app id (the first 10,000 distinct ones are shared; app ids are bundle
+    /// ids, a handful per deployment).
+    mutating func sharedAppID(_ appID: String) -> String {
+        if let shared = self.appIDCopies[appID] { return shared }
+        if self.appIDCopies.count < 10_000 { self.appIDCopies[appID] = appID }
+        return appID
     }
 
     /// Unlinks an empty app slot from its user and frees it.

@@ -27,6 +27,8 @@ public struct PartitionState {
     /// By user number and by app slot.
     var userIDByNumber: [String] = []
     var appIDBySlot: [String] = []
+    /// One copy of each app id, shared by the app slots (an event's app id is a fresh string).
+    var appIDCopies: [String: String] = [:]
     var userNumbers: [String: UInt32] = [:]
     var criteria = CriteriaPool()
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
