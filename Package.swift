@@ -122,7 +122,8 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport", "BenchmarkSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
+                "BenchmarkSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/GatewayBenchmark",

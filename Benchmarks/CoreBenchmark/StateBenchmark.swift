@@ -30,7 +30,8 @@ import Foundation
                 context: nil, nowMilliseconds: 0)
             if round % 2 == 1 {
                 _ = state.admit(
-                    NotificationEvent(kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
                     context: nil, nowMilliseconds: 0)
             }
         }
@@ -51,7 +52,8 @@ import Foundation
             return NotificationEvent(kind: .clear, id: "c-\(index)", userID: users[user], appID: "com.example.chat")
         }
         latest[user] = index
-        return NotificationEvent(id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
+        return NotificationEvent(
+            id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
     }
     changelogBytes = 0
     changelogRecords = 0
@@ -63,7 +65,9 @@ import Foundation
         let event = events[position % events.count]
         position += 1
         var produced = 0
-        if case .applied(let update) = state.admit(event, context: nil, nowMilliseconds: 0), update != nil { produced = 1 }
+        if case .applied(let update) = state.admit(event, context: nil, nowMilliseconds: 0), update != nil {
+            produced = 1
+        }
         if position % 2048 == 0 { commit(&state) }
         return produced
     }
@@ -81,7 +85,8 @@ import Foundation
         for round in 0..<history {
             for user in stride(from: partition, to: users, by: partitions) {
                 _ = state.admit(
-                    NotificationEvent(id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
+                    NotificationEvent(
+                        id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
                     context: nil, nowMilliseconds: 1_795_000_000_000)
             }
             state.writeChanges { key, value in
@@ -107,7 +112,9 @@ import Foundation
     rows.append(
         (
             "restore \(users) users × \(history) unread from \(records) changelog records (\(bytes / 1_000_000) MB)",
-            String(format: "%.2f s (%.0f k records/s); %d users, %d entries", seconds, Double(records) / seconds / 1000, restoredUsers, restoredEntries),
+            String(
+                format: "%.2f s (%.0f k records/s); %d users, %d entries", seconds, Double(records) / seconds / 1000,
+                restoredUsers, restoredEntries),
             #"{"benchmark":"state-restore","users":\#(restoredUsers),"entries":\#(restoredEntries),"records":\#(records),"bytes":\#(bytes),"seconds":\#(String(format: "%.3f", seconds))}"#
         ))
 }
@@ -126,7 +133,8 @@ import Foundation
     for round in 1..<history {
         for user in 0..<users {
             _ = state.admit(
-                NotificationEvent(id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
+                NotificationEvent(
+                    id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
                 context: nil, nowMilliseconds: 0)
         }
         state.commit()

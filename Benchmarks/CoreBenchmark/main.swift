@@ -37,17 +37,17 @@ func measure(_ name: String, iterations: Int, _ body: () -> Int) -> Double {
 // MARK: - Partition state (what a worker does per record besides decoding and deciding)
 
 @MainActor func stateHistoryBenchmarks() {
-let fewEarlier = steadyStateBenchmark(history: 1)
-let manyEarlier = steadyStateBenchmark(history: 50)
-rows.append(
-    (
-        "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes and records per record",
-        String(
-            format: "%.2f; %.1f B in %.2f records (1 earlier), %.1f B in %.2f records (50 earlier)",
-            manyEarlier.rate / fewEarlier.rate, fewEarlier.bytes, fewEarlier.records, manyEarlier.bytes,
-            manyEarlier.records),
-        #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes)),"changelog_records_per_record_50":\#(String(format: "%.3f", manyEarlier.records))}"#
-    ))
+    let fewEarlier = steadyStateBenchmark(history: 1)
+    let manyEarlier = steadyStateBenchmark(history: 50)
+    rows.append(
+        (
+            "partition state: rate with 50 earlier notifications a user / with 1; changelog bytes and records per record",
+            String(
+                format: "%.2f; %.1f B in %.2f records (1 earlier), %.1f B in %.2f records (50 earlier)",
+                manyEarlier.rate / fewEarlier.rate, fewEarlier.bytes, fewEarlier.records, manyEarlier.bytes,
+                manyEarlier.records),
+            #"{"benchmark":"state-history-ratio","ratio":\#(String(format: "%.3f", manyEarlier.rate / fewEarlier.rate)),"changelog_bytes_per_record_1":\#(String(format: "%.1f", fewEarlier.bytes)),"changelog_bytes_per_record_50":\#(String(format: "%.1f", manyEarlier.bytes)),"changelog_records_per_record_50":\#(String(format: "%.3f", manyEarlier.records))}"#
+        ))
 }
 
 // `CoreBenchmark state`: only the partition state at steady state, for profilers.

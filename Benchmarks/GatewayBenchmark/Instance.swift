@@ -29,7 +29,8 @@ final class Instance {
 
     /// CPU time of the `serve` process so far (user + system, all threads), in seconds.
     var cpuSeconds: Double {
-        let stat = (try? String(contentsOfFile: "/proc/\(self.serve.process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        let stat =
+            (try? String(contentsOfFile: "/proc/\(self.serve.process.processIdentifier)/stat", encoding: .utf8)) ?? ""
         // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }

@@ -95,7 +95,11 @@ let plan: (users: [Int32], latest: [Int32], earlier: [Int32]) = {
         byRecord[index] = Int32(user)
         latest[index] = seen[user].last ?? -1
         earlier[index] = seen[user].count > 40 ? seen[user][seen[user].count - 41] : -1
-        if seen[user].count < 64 { seen[user].append(Int32(index)) } else { seen[user].removeFirst(); seen[user].append(Int32(index)) }
+        if seen[user].count < 64 {
+            seen[user].append(Int32(index))
+        } else {
+            seen[user].removeFirst(); seen[user].append(Int32(index))
+        }
     }
     return (byRecord, latest, earlier)
 }()
@@ -138,7 +142,8 @@ let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map {
                 context: nil, nowMilliseconds: 1_795_000_000_000)
             if round % 2 == 1 {
                 _ = state.admit(
-                    NotificationEvent(kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
                     context: nil, nowMilliseconds: 1_795_000_000_000)
             }
         }
@@ -384,7 +389,9 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
             "gateway per record, \(mode): CPU of the serve process, heap allocations of its workers, changelog bytes",
             String(
                 format: "%.1f µs, %@, %.1f B", cpu,
-                allocations.isEmpty ? "not counted (libMallocCounter.so not built)" : String(format: "%.2f allocations", median(allocations)),
+                allocations.isEmpty
+                    ? "not counted (libMallocCounter.so not built)"
+                    : String(format: "%.2f allocations", median(allocations)),
                 changelog),
             #"{"benchmark":"gateway-per-record","mode":"\#(mode)","history":\#(history),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(allocations.isEmpty ? "null" : String(format: "%.3f", median(allocations))),"changelog_bytes":\#(String(format: "%.1f", changelog))}"#
         ))

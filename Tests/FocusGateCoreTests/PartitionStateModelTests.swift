@@ -62,7 +62,9 @@ struct PartitionStateModelTests {
         mutating func publish(user: String, appID: String, context: CompiledFocusContext?) -> BadgeUpdate? {
             var app = self.apps[user]![appID]!
             let badge = app.unread.filter {
-                FocusDecider.countsInBadge(appID: appID, criteria: $0.criteria, context: context, nowMilliseconds: PartitionStateModelTests.now)
+                FocusDecider.countsInBadge(
+                    appID: appID, criteria: $0.criteria, context: context, nowMilliseconds: PartitionStateModelTests.now
+                )
             }.count
             defer {
                 self.apps[user]![appID] = app.unread.isEmpty && app.badge == 0 && app.sequence == 0 ? nil : app
@@ -73,8 +75,10 @@ struct PartitionStateModelTests {
             app.sequence += 1
             let focusOn = context?.isFocusOn(atMilliseconds: PartitionStateModelTests.now) ?? false
             let update = BadgeUpdate(
-                userID: user, appID: appID, badge: badge, unread: app.unread.count, focus: focusOn ? context?.focus : nil,
-                contextVersion: context?.version, sequence: app.sequence, updatedAtMilliseconds: PartitionStateModelTests.now)
+                userID: user, appID: appID, badge: badge, unread: app.unread.count,
+                focus: focusOn ? context?.focus : nil,
+                contextVersion: context?.version, sequence: app.sequence,
+                updatedAtMilliseconds: PartitionStateModelTests.now)
             if let index = self.pending.firstIndex(where: { $0.userID == user && $0.appID == appID }) {
                 self.pending[index] = update
             } else {
@@ -101,7 +105,8 @@ struct PartitionStateModelTests {
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<70:
             return NotificationEvent(
-                id: id(&random), userID: user, appID: app, filterCriteria: ["work", "home", nil, ""].randomElement(using: &random)!)
+                id: id(&random), userID: user, appID: app,
+                filterCriteria: ["work", "home", nil, ""].randomElement(using: &random)!)
         case 70..<92:
             let ids = (0..<Int.random(in: 1...3, using: &random)).map { _ in id(&random) }
             return NotificationEvent(kind: .read, id: "r", userID: user, appID: app, notificationIDs: ids)

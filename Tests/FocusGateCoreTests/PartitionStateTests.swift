@@ -95,7 +95,9 @@ struct PartitionStateTests {
     @Test("unread per app is capped: the oldest are dropped and counted")
     func cap() {
         var state = PartitionState(maxUnreadPerApp: 3)
-        for index in 0..<5 { _ = state.admit(Self.notification("n\(index)", nil), context: nil, nowMilliseconds: Self.now) }
+        for index in 0..<5 {
+            _ = state.admit(Self.notification("n\(index)", nil), context: nil, nowMilliseconds: Self.now)
+        }
         #expect(state.badges(userID: "u") == [.init(appID: "chat", badge: 3, unread: 3, sequence: 3)])
         #expect(state.droppedUnread == 2)
         #expect(
@@ -109,7 +111,8 @@ struct PartitionStateTests {
         for id in ["n1", "n2", "n3"] { _ = state.admit(Self.notification(id), context: nil, nowMilliseconds: Self.now) }
         _ = state.admit(Self.notification("m1", app: "mail"), context: nil, nowMilliseconds: Self.now)
         _ = state.admit(Self.read(["n1"]), context: nil, nowMilliseconds: Self.now + 5)
-        #expect(state.pendingBadgeUpdates.map { "\($0.appID) \($0.badge) #\($0.sequence)" } == ["chat 2 #4", "mail 1 #1"])
+        #expect(
+            state.pendingBadgeUpdates.map { "\($0.appID) \($0.badge) #\($0.sequence)" } == ["chat 2 #4", "mail 1 #1"])
         #expect(state.pendingBadgeUpdates.first?.updatedAtMilliseconds == Self.now + 5)
         state.commit()
         #expect(state.pendingBadgeUpdates.isEmpty)
@@ -144,7 +147,8 @@ struct PartitionStateTests {
         let badges = state.badges(userID: "u")
         #expect(!state.hasChanges)
 
-        _ = state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now)  // n1 leaves the window: freed
+        // n1 leaves the window and, read, is freed.
+        _ = state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now)
         _ = state.admit(Self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
         _ = state.recompute(userID: "u", context: Self.work, nowMilliseconds: Self.now)
         #expect(Set(state.changedUsers) == ["u", "new"])
@@ -158,7 +162,9 @@ struct PartitionStateTests {
     @Test("the changelog restores badges, unread and the dedupe window; sequences continue")
     func roundTrip() throws {
         var state = PartitionState(dedupeWindow: 2)
-        for id in ["n1", "n2", "n3"] { _ = state.admit(Self.notification(id), context: Self.work, nowMilliseconds: Self.now) }
+        for id in ["n1", "n2", "n3"] {
+            _ = state.admit(Self.notification(id), context: Self.work, nowMilliseconds: Self.now)
+        }
         _ = state.admit(Self.notification("m1", "", app: "mail"), context: Self.work, nowMilliseconds: Self.now)
         _ = state.admit(Self.read(["n3"]), context: Self.work, nowMilliseconds: Self.now)
         var log: [([UInt8], [UInt8]?)] = []
@@ -182,7 +188,10 @@ struct PartitionStateTests {
     @Test("a record of the first state form is refused as legacy; bad bytes as malformed")
     func refusals() {
         var state = PartitionState()
-        #expect(throws: StateFormatError(code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")) {
+        #expect(
+            throws: StateFormatError(
+                code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")
+        ) {
             try state.restore(key: Array("u-1".utf8), value: [1, 0, 0])
         }
         for (key, value) in [
@@ -203,7 +212,9 @@ struct PartitionStateTests {
             var state = PartitionState()
             for index in 0..<history {
                 _ = state.admit(Self.notification("old-\(index)"), context: Self.work, nowMilliseconds: Self.now)
-                if index % 2 == 0 { _ = state.admit(Self.read(["old-\(index)"]), context: Self.work, nowMilliseconds: Self.now) }
+                if index % 2 == 0 {
+                    _ = state.admit(Self.read(["old-\(index)"]), context: Self.work, nowMilliseconds: Self.now)
+                }
             }
             state.writeChanges { _, _ in }
             state.commit()

@@ -17,7 +17,8 @@ extension EmbeddedBrokerTests {
             for user in users {
                 for index in first..<(first + unread) {
                     _ = state.admit(
-                        NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), context: nil, nowMilliseconds: 0)
+                        NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), context: nil,
+                        nowMilliseconds: 0)
                 }
             }
             var records: [Record] = []
@@ -115,7 +116,8 @@ extension EmbeddedBrokerTests {
             let duplicate = Events.notification("n-1", user: "u-0-0")
             let fresh = Events.notification("n-new", user: "u-0-0")
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications, records: [duplicate, fresh].map { ($0.key, $0.value) },
+                bench.broker, topic: bench.topics.notifications,
+                records: [duplicate, fresh].map { ($0.key, $0.value) },
                 partition: 0)
             try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 2 }
             #expect(instance.metric("focusgate_duplicates_total") == 1)

@@ -67,7 +67,8 @@ public struct GatewayMetrics: Sendable {
         self.stateRecords = registry.makeCounter(
             descriptor: .focusgate(
                 "state_records", unit: "total",
-                "Records written to the state changelog (one per key changed in a commit, and a commit marker per partition)."))
+                "Records written to the state changelog (one per key changed in a commit, and a commit marker per partition)."
+            ))
         self.stateBytes = registry.makeCounter(
             descriptor: .focusgate(
                 "state_bytes", unit: "total", "Key and value bytes written to the state changelog."))

@@ -76,7 +76,8 @@ final class StateRestorer {
                 for record in batch where record.partition == partition && record.offset >= next {
                     next = record.offset + 1
                     guard let key = record.key else { continue }
-                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value.map { Array($0) }) {
+                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value.map { Array($0) })
+                    {
                         group.close(applying: through <= limit, to: &state)
                     } else if key.first != 0 {
                         legacy = true

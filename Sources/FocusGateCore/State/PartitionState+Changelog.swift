@@ -202,7 +202,8 @@ extension PartitionState {
         entry.app = flags & 1 != 0 ? UInt32(ordinal) : 0
         entry.criteria = criteria
         entry.arrival = UInt32(arrival)
-        entry.flags = StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)
+        entry.flags =
+            StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)
         entry.relevance = relevance
         if let existing {
             self.entries[Int(existing)] = entry
@@ -311,8 +312,7 @@ extension PartitionState {
             entry.unreadNext = StateIndex.none
             let ordinal = entry.app
             entry.app = StateIndex.none
-            if entry.has(StateEntry.unread), ordinal != 0, let app = self.findApp(user: user, ordinal: ordinal)
-            {
+            if entry.has(StateEntry.unread), ordinal != 0, let app = self.findApp(user: user, ordinal: ordinal) {
                 entry.app = app
                 entry.unreadPrev = self.apps[Int(app)].unreadTail
                 if entry.unreadPrev != StateIndex.none { self.entries[Int(entry.unreadPrev)].unreadNext = index }

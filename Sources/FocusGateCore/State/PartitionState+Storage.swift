@@ -131,7 +131,9 @@ extension PartitionState {
         }
         if leaving.has(StateEntry.unread) {
             // Still unread: its changelog record does not change (the window is derived from arrival order).
-            self.modifyEntry(entry) { $0.flags &= ~StateEntry.inWindow; $0.windowNext = StateIndex.none }
+            self.modifyEntry(entry) {
+                $0.flags &= ~StateEntry.inWindow; $0.windowNext = StateIndex.none
+            }
         } else {
             self.releaseEntry(entry)
         }
