@@ -1,0 +1,115 @@
+import BenchmarkSupport
+import FocusGateCore
+import FocusGateKafka
+import Foundation
+
+// MARK: - The workload: who each record is for, the records, and each run's history
+
+/// The input partition of a user: the benchmark places records itself, so that the history in
+/// the state changelog is where the user's records are.
+func partition(ofUser user: Int) -> Int32 { Int32(user % partitions) }
+
+/// Who each record is for: the warm-up visits every user once; the measured records follow a Zipf
+/// distribution (s = 1). A read names the user's latest notification and one from 40 before.
+let plan: (users: [Int32], latest: [Int32], earlier: [Int32]) = {
+    var random = SplitMix(state: 7)
+    let zipf = Zipf(count: users, exponent: 1)
+    var byRecord = [Int32](repeating: 0, count: warmup + recordCount)
+    var latest = [Int32](repeating: -1, count: warmup + recordCount)
+    var earlier = [Int32](repeating: -1, count: warmup + recordCount)
+    var seen = [[Int32]](repeating: [], count: users)
+    for index in 0..<(warmup + recordCount) {
+        let user = index < warmup ? index : zipf.sample(&random)
+        byRecord[index] = Int32(user)
+        latest[index] = seen[user].last ?? -1
+        earlier[index] = seen[user].count > 40 ? seen[user][seen[user].count - 41] : -1
+        if seen[user].count < 64 {
+            seen[user].append(Int32(index))
+        } else {
+            seen[user].removeFirst(); seen[user].append(Int32(index))
+        }
+    }
+    return (byRecord, latest, earlier)
+}()
+
+/// About 1% bad records, 3% reads, 1% clears, the rest notifications, APNs-shaped and plain.
+func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt8], partition: Int32) {
+    // Records past the plan (the latency runs) go to users in turn.
+    let planned = index < plan.users.count
+    let userIndex = planned ? Int(plan.users[index]) : (index &* 7919) % users
+    let user = "u-\(userIndex)"
+    let app = apps[index % apps.count]
+    let json: String
+    switch index % 100 {
+    case 42: json = #"{"id":"n-\#(index)","userId":"\#(user)","appId":"#  // truncated: invalid-json
+    case 43, 44, 45:
+        json =
+            #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(planned ? plan.latest[index] : -1)","n-\#(planned ? plan.earlier[index] : -1)"]}"#
+    case 46: json = #"{"type":"clear","id":"c-\#(index)","userId":"\#(user)","appId":"\#(app)"}"#
+    default:
+        let level = index % 17 == 0 ? "time-sensitive" : (index % 101 == 0 ? "critical" : "active")
+        json =
+            index % 2 == 0
+            ? #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
+            : #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
+    }
+    return (Array(user.utf8), Array(json.utf8), partition(ofUser: userIndex))
+}
+
+/// Each user's history as the state changelog holds it, per partition: `history` notifications
+/// over the apps, every second one read, then a commit marker. Built once with the engine itself.
+let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map { partition in
+    var state = PartitionState()
+    var records: [(key: [UInt8], value: [UInt8]?)] = []
+    for user in stride(from: partition, to: users, by: partitions) {
+        for round in 0..<history {
+            let app = apps[round % apps.count]
+            _ = state.admit(
+                NotificationEvent(
+                    id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
+                context: nil, nowMilliseconds: 1_795_000_000_000)
+            if round % 2 == 1 {
+                _ = state.admit(
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                    context: nil, nowMilliseconds: 1_795_000_000_000)
+            }
+        }
+        state.writeChanges { key, value in records.append((key, value)) }
+        state.commit()
+    }
+    records.append((PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: 0)))
+    return records
+}
+
+/// Writes the history into a run's state topic.
+func preloadHistory(topic: String) throws {
+    var failed = 0
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
+        onDeliveryReport: { if $0.error != nil { failed += 1 } }
+    )
+    for (partition, records) in historyRecords.enumerated() {
+        for (count, record) in records.enumerated() {
+            try producer.produce(topic: topic, partition: Int32(partition), key: record.key, value: record.value)
+            if count % 10_000 == 0 { producer.poll() }
+        }
+    }
+    try producer.flush(timeout: .seconds(120))
+    precondition(failed == 0, "\(failed) history records were not delivered")
+}
+
+func produce(topic: String, range: Range<Int>) throws {
+    var failed = 0
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
+        onDeliveryReport: { if $0.error != nil { failed += 1 } }
+    )
+    for index in range {
+        let record = event(index)
+        try producer.produce(topic: topic, partition: record.partition, key: record.key, value: record.value)
+        if index % 10_000 == 0 { producer.poll() }
+    }
+    try producer.flush(timeout: .seconds(120))
+    precondition(failed == 0, "\(failed) records were not delivered")
+}
