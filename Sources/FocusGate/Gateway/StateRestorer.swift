@@ -76,14 +76,14 @@ final class StateRestorer {
                 for record in batch where record.partition == partition && record.offset >= next {
                     next = record.offset + 1
                     guard let key = record.key else { continue }
-                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value.map { Array($0) })
-                    {
+                    let value = record.value.map { Array($0) }
+                    if let through = PartitionState.commitMarkerOffset(key: key, value: value) {
                         group.close(applying: through <= limit, to: &state)
                     } else if key.first != 0 {
                         legacy = true
                         return batch.count
                     } else {
-                        group.records.append((Array(key), record.value.map { Array($0) }))
+                        group.records.append((Array(key), value))
                     }
                 }
                 return batch.count
