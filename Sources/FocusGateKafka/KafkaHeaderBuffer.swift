@@ -41,6 +41,21 @@ public struct KafkaHeaderBuffer: Sendable {
         self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
     }
 
+    /// Appends a header whose name is `name`'s bytes (UTF-8, without a NUL) and whose value is
+    /// `value`'s bytes (`nil`: no value).
+    public mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        let nameStart = self.bytes.count
+        self.bytes.append(contentsOf: name)
+        self.bytes.append(0)
+        guard let value else {
+            self.entries.append((nameStart, self.bytes.count, -1))
+            return
+        }
+        let valueStart = self.bytes.count
+        self.bytes.append(contentsOf: value)
+        self.entries.append((nameStart, valueStart, value.count))
+    }
+
     /// Appends a header whose value is the UTF-8 of `value`.
     public mutating func append(name: String, value: String) {
         self.append(name: name, value: value.utf8)

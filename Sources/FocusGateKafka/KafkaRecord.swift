@@ -1,5 +1,11 @@
 internal import Crdkafka
 
+#if canImport(Glibc)
+    internal import Glibc
+#elseif canImport(Musl)
+    internal import Musl
+#endif
+
 /// A consumed record: a view on librdkafka's message, valid only inside the
 /// ``KafkaConsumer/consumeBatch(maxRecords:timeout:_:)`` call that produced it.
 ///
@@ -46,6 +52,26 @@ public struct KafkaRecord {
         }
         guard let value else { return .some(nil) }
         return .some(UnsafeRawBufferPointer(start: value, count: size))
+    }
+
+    /// Appends every header of the record, in record order and unchanged (values absent stay
+    /// absent), to `buffer`: no Swift allocation once the buffer has grown.
+    public func appendHeaders(to buffer: inout KafkaHeaderBuffer) {
+        var list: OpaquePointer?
+        guard rd_kafka_message_headers(self.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else {
+            return
+        }
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
+            buffer.append(
+                name: nameBytes ?? UnsafeRawBufferPointer(start: nil, count: 0),
+                value: value.map { UnsafeRawBufferPointer(start: $0, count: size) })
+            index += 1
+        }
     }
 
     /// All headers, copied, in record order.

@@ -164,6 +164,64 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "an input's headers (traceparent, content-type, repeats, no value, a spoofed focusgate-*) come out first and unchanged on delivered, silenced and DLQ records",
+            arguments: [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce])
+        func inputHeadersPassThrough(mode: GatewayConfiguration.DeliveryMode) async throws {
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
+            try await bench.put(Self.context("u-trace", version: 1))
+            let input = [
+                KafkaHeader(name: "traceparent", value: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                KafkaHeader(name: "tracestate", value: "vendor=opaque"),
+                KafkaHeader(name: "content-type", value: "application/json"),
+                KafkaHeader(name: "x-correlation-id", value: "a"),
+                KafkaHeader(name: "x-correlation-id", value: "b"),
+                KafkaHeader(name: "x-no-value", value: nil),
+                KafkaHeader(name: "x-binary", value: [0, 255, 1]),
+                KafkaHeader(name: "focusgate-decision", value: "delivered"),
+            ]
+            let records = [
+                Events.notification("h-delivered", user: "u-trace", criteria: "work"),
+                Events.notification("h-silenced", user: "u-trace", criteria: "home"),
+                ("u-trace", "not json {"),
+            ]
+            let outcomes = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.notifications, records: records.map { ($0.key, $0.value) },
+                headers: input)
+            #expect(outcomes.count == records.count && outcomes.allSatisfy { $0.error == nil })
+
+            let audit = try await bench.waitForOutputs(records.count)
+            let outputs = audit.outputsByID
+            let expectations: [(id: String, topic: String, own: [String])] = [
+                (
+                    "h-delivered", bench.topics.delivered,
+                    [
+                        "focusgate-decision", "focusgate-reason", "focusgate-focus", "focusgate-context-version",
+                        "focusgate-source", "focusgate-decided-at",
+                    ]
+                ),
+                (
+                    "h-silenced", bench.topics.silenced,
+                    [
+                        "focusgate-decision", "focusgate-reason", "focusgate-focus", "focusgate-context-version",
+                        "focusgate-source", "focusgate-decided-at",
+                    ]
+                ),
+                ("not json {", bench.topics.deadLetters, ["focusgate-error", "focusgate-error-detail", "focusgate-source"]),
+            ]
+            for expected in expectations {
+                let output = try #require(outputs[expected.id]?.first, "\(expected.id): an output")
+                #expect(output.topic == expected.topic)
+                #expect(Array(output.headers.prefix(input.count)) == input, "\(expected.id): the input's headers first, unchanged")
+                #expect(output.headers.dropFirst(input.count).map(\.name) == expected.own, "\(expected.id): then FocusGate's")
+            }
+            // The last header of a name is FocusGate's: the spoofed decision does not win.
+            #expect(outputs["h-silenced"]?.first?.header("focusgate-decision") == "silenced")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("badges through Focus on → Focus changes → Focus off → read → clear; the API reads them")
         func badgeLifecycle() async throws {
             let bench = try await GatewayBench()

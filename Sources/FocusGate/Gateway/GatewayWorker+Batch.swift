@@ -5,7 +5,8 @@ import FocusGateKafka
 
 extension GatewayWorker {
     /// Decodes the batch, resolves its users' contexts with one cache call, then decides and
-    /// produces record by record: outputs with the input bytes unchanged, DLQ records, badge updates.
+    /// produces record by record: outputs with the input's key, value and headers unchanged (its
+    /// headers first, FocusGate's after), DLQ records, badge updates.
     ///
     /// - Throws: ``KafkaError`` from the producer; the caller aborts and rewinds (or stops when fatal).
     func process(_ batch: KafkaRecordBatch) throws(KafkaError) {
@@ -46,6 +47,7 @@ extension GatewayWorker {
             case .invalid(let error):
                 processed += 1
                 self.headerBuffer.removeAll()
+                record.appendHeaders(to: &self.headerBuffer)
                 self.headerBuffer.append(name: "focusgate-error", value: error.code.rawValue)
                 self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
                 self.appendSourceHeader(record)
@@ -102,9 +104,11 @@ extension GatewayWorker {
         return true
     }
 
-    /// The `focusgate-*` headers of a decided notification (SPEC §6), into ``headerBuffer``.
+    /// The headers of a decided notification into ``headerBuffer``: the input record's own,
+    /// unchanged and in order, then the `focusgate-*` ones (docs/contract.md, Outputs).
     private func writeDecisionHeaders(_ decision: Decision, record: KafkaRecord, decidedAt: Int64) {
         self.headerBuffer.removeAll()
+        record.appendHeaders(to: &self.headerBuffer)
         self.headerBuffer.append(name: "focusgate-decision", value: decision.outcome.rawValue)
         self.headerBuffer.append(name: "focusgate-reason", value: decision.reason.rawValue)
         if let focus = decision.focus {
