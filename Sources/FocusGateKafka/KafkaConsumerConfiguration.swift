@@ -28,7 +28,8 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var prefetch: Prefetch = .throughput
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
     public var statisticsInterval: Duration?
-    /// Any librdkafka property, passed through; wins over a typed setting of the same name. Default: empty.
+    /// Any librdkafka property, passed through; wins over a typed setting of the same name. One that
+    /// librdkafka defines for producers only is left out. Default: empty.
     public var properties: [String: String] = [:]
 
     /// Creates a configuration for the given brokers and group.
@@ -56,7 +57,7 @@ public struct KafkaConsumerConfiguration: Sendable {
         if let interval = self.statisticsInterval {
             typed.append(("statistics.interval.ms", String(interval.wholeMilliseconds)))
         }
-        return mergedProperties(typed: typed, passThrough: self.properties)
+        return mergedProperties(typed: typed, passThrough: self.properties, for: .consumer)
     }
 }
 

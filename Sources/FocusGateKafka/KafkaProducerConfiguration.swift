@@ -21,7 +21,8 @@ public struct KafkaProducerConfiguration: Sendable {
     public var maxQueuedMessages: Int = 1_000_000
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
     public var statisticsInterval: Duration?
-    /// Any librdkafka property, passed through (e.g. `security.protocol`, `sasl.mechanisms`). Default: empty.
+    /// Any librdkafka property, passed through (e.g. `security.protocol`, `sasl.mechanisms`); one that
+    /// librdkafka defines for consumers only is left out. Default: empty.
     public var properties: [String: String] = [:]
 
     /// Creates a configuration for the given brokers.
@@ -45,7 +46,7 @@ public struct KafkaProducerConfiguration: Sendable {
         if let interval = self.statisticsInterval {
             typed.append(("statistics.interval.ms", String(interval.wholeMilliseconds)))
         }
-        return mergedProperties(typed: typed, passThrough: self.properties)
+        return mergedProperties(typed: typed, passThrough: self.properties, for: .producer)
     }
 }
 

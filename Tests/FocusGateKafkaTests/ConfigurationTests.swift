@@ -69,6 +69,33 @@ struct ConfigurationTests {
                 "enable.idempotence"] == "true")
     }
 
+    @Test("pass-through properties go to the clients they are for, as librdkafka lists them; unknown ones to both")
+    func propertyScopes() throws {
+        let shared = [
+            "fetch.wait.max.ms": "10", "session.timeout.ms": "6000", "heartbeat.interval.ms": "500",
+            "linger.ms": "20", "transaction.timeout.ms": "9000", "security.protocol": "plaintext",
+            "socket.keepalive.enable": "true",
+        ]
+        var consumer = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: "g")
+        consumer.properties = shared
+        let consumed = Dictionary(uniqueKeysWithValues: consumer.rdkafkaProperties)
+        #expect(consumed["fetch.wait.max.ms"] == "10" && consumed["heartbeat.interval.ms"] == "500")
+        #expect(consumed["session.timeout.ms"] == "6000", "a pass-through property still wins over the typed one")
+        #expect(consumed["linger.ms"] == nil && consumed["transaction.timeout.ms"] == nil)
+        #expect(consumed["security.protocol"] == "plaintext" && consumed["socket.keepalive.enable"] == "true")
+        var producer = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        producer.properties = shared
+        let produced = Dictionary(uniqueKeysWithValues: producer.rdkafkaProperties)
+        #expect(produced["fetch.wait.max.ms"] == nil && produced["session.timeout.ms"] == nil)
+        #expect(produced["heartbeat.interval.ms"] == nil)
+        #expect(produced["linger.ms"] == "20" && produced["security.protocol"] == "plaintext")
+        #expect(RDKafkaPropertyScope.applies("no.such.property", to: .producer))
+        #expect(RDKafkaPropertyScope.applies("no.such.property", to: .consumer))
+        // Both clients accept what they were given.
+        _ = try KafkaConsumer(configuration: consumer, logger: self.logger)
+        _ = try KafkaProducer(configuration: producer, logger: self.logger) { _ in }
+    }
+
     @Test("topic specifications: compaction is a topic config")
     func topicSpecification() {
         let state = KafkaTopicSpecification.compacted("focusgate.state", partitions: 8, replicationFactor: 3)

@@ -18,7 +18,9 @@ extension EmbeddedBrokerTests {
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
         }
 
-        @Test("serves the admin API over the embedded broker and SQLite; PUT publishes; SIGTERM stops it cleanly")
+        @Test(
+            "serves the admin API over the embedded broker and SQLite; PUT publishes; SIGTERM stops it cleanly; a default start logs no warning"
+        )
         func serves() async throws {
             let kafkaPort = KafkaTestSupport.freePort()
             let adminPort = KafkaTestSupport.freePort()
@@ -26,14 +28,16 @@ extension EmbeddedBrokerTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
                 .appendingPathComponent("focusgate")
-            process.arguments = ["serve", "--log-level", "error"]
+            process.arguments = ["serve"]
             process.environment = ProcessInfo.processInfo.environment.merging([
                 "FOCUSGATE_KAFKA_EMBEDDED_PORT": "\(kafkaPort)",
                 "FOCUSGATE_ADMIN_PORT": "\(adminPort)",
                 "FOCUSGATE_STORE_SQLITE_PATH": database,
             ]) { $1 }
             let output = Pipe()
+            let logs = Pipe()
             process.standardOutput = output
+            process.standardError = logs
             try process.run()
             defer {
                 if process.isRunning { process.terminate() }
@@ -75,6 +79,15 @@ extension EmbeddedBrokerTests {
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker)"))
             #expect(printed.contains("admin: \(admin)"))
+            // A default start (make run) logs nothing at warning level or above: no librdkafka
+            // "is a consumer property and will be ignored by this producer instance".
+            let logged = String(decoding: logs.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let loud = logged.split(separator: "\n").filter {
+                $0.contains(#""level":"warning""#) || $0.contains(#""level":"error""#)
+                    || $0.contains(#""level":"critical""#) || $0.contains(" warning ") || $0.contains("CONFWARN")
+            }
+            #expect(loud.isEmpty, "\(loud)")
+            #expect(logged.contains("gateway starting"), "the logs were read")
         }
 
         @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")
