@@ -20,8 +20,9 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## run: serve with the embedded broker and the SQLite store
-run: release
+## run: serve with the embedded broker and the SQLite store (builds only the focusgate executable)
+run: deps
+	$(SWIFT) build -c release --product focusgate
 	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/release/focusgate serve
 
 ## test: every test (unit and integration against the embedded broker over TCP)
