@@ -49,11 +49,11 @@ fuzz:
 
 ## format: rewrite sources with swift-format (.swift-format)
 format:
-	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift
+	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Harness Fuzz Package.swift
 
 ## lint: check formatting without changing files
 lint:
-	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift
+	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Harness Fuzz Package.swift
 
 clean:
 	rm -rf .build

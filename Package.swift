@@ -76,6 +76,8 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
             ],
+            // docs/openapi.yaml (through a link in Admin/), compiled into the binary and served.
+            resources: [.embedInCode("Admin/openapi.yaml")],
             swiftSettings: strictSwift
         ),
         .executableTarget(
@@ -87,6 +89,14 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strictSwift
+        ),
+
+        // MARK: - Harness: real child processes and waits, for the tests, benchmarks and soak run
+        .target(
+            name: "FocusGateHarness",
+            dependencies: ["FocusGateCore"],
+            path: "Harness",
             swiftSettings: strictSwift
         ),
 
@@ -122,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
                 "BenchmarkSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -132,7 +142,7 @@ let package = Package(
 
         .executableTarget(
             name: "Soak",
-            dependencies: ["FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport"],
+            dependencies: ["FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness"],
             path: "Benchmarks/Soak",
             swiftSettings: strictSwift
         ),
@@ -144,14 +154,9 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: strictSwift
         ),
-        .target(
-            name: "FocusGateTestSupport",
-            path: "Tests/FocusGateTestSupport",
-            swiftSettings: strictSwift
-        ),
         .testTarget(
             name: "FocusGateStoreTests",
-            dependencies: ["FocusGateStore", "FocusGateCore", "FocusGateTestSupport"],
+            dependencies: ["FocusGateStore", "FocusGateCore", "FocusGateHarness"],
             swiftSettings: strictSwift
         ),
         .testTarget(
@@ -162,7 +167,7 @@ let package = Package(
         .testTarget(
             name: "FocusGateTests",
             dependencies: [
-                "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateTestSupport",
+                "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateHarness",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ],
@@ -171,7 +176,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateTestSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSwift

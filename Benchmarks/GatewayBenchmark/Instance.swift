@@ -1,6 +1,6 @@
 import FocusGate
 import FocusGateKafka
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 
 // MARK: - The gateway: `focusgate serve` processes

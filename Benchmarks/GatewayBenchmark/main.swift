@@ -20,7 +20,7 @@ import FocusGateKafka
 import FocusGateStore
 import Foundation
 import Logging
-import FocusGateTestSupport
+import FocusGateHarness
 import Synchronization
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }

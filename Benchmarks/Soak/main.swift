@@ -12,7 +12,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateKafka
 import FocusGateStore
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 import Logging
 import Synchronization

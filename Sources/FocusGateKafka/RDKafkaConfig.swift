@@ -33,7 +33,7 @@ func mergedProperties(
     let overridden = Set(passThrough.keys)
     return typed.filter { !overridden.contains($0.0) }
         + passThrough.filter { RDKafkaPropertyScope.applies($0.key, to: role) }
-            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
 }
 
 /// Which kind of client each librdkafka property is for, as the linked librdkafka itself lists

@@ -2,7 +2,7 @@ import FocusGateCore
 import Foundation
 import Testing
 
-/// One entry of `predicate-examples.json` (a copy of shared/predicate-examples.json).
+/// One entry of `Fixtures/predicate-examples.json`, the contract's predicate examples.
 struct PredicateExample: Sendable, CustomTestStringConvertible {
     enum Expected: Sendable, Equatable { case value(Bool), refused, notEvaluated }
 
@@ -43,23 +43,11 @@ struct PredicateExample: Sendable, CustomTestStringConvertible {
     }
 }
 
-@Suite("Predicate examples (shared/predicate-examples.json)")
+@Suite("Predicate examples (Fixtures/predicate-examples.json)")
 struct PredicateExamplesTests {
-    @Test("the fixture holds every shared example")
-    func fixtureIsComplete() throws {
+    @Test("the fixture holds the contract's examples")
+    func fixtureIsComplete() {
         #expect(PredicateExample.all.count >= 32)
-        let shared = URL(fileURLWithPath: #filePath).appendingPathComponent(
-            "../../../../shared/predicate-examples.json"
-        ).standardized
-        if let sharedData = try? Data(contentsOf: shared) {
-            let fixture = try Data(
-                contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
-                    "Fixtures/predicate-examples.json"))
-            #expect(
-                sharedData == fixture,
-                "Tests/FocusGateCoreTests/Fixtures/predicate-examples.json is out of date: copy shared/predicate-examples.json"
-            )
-        }
     }
 
     @Test(

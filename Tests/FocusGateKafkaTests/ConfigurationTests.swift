@@ -9,7 +9,7 @@ struct ConfigurationTests {
     @Test(
         "a refused property is named in the error",
         arguments: [
-            ("queued.min.messages", "many"),
+            ("linger.ms", "many"),
             ("no.such.property", "1"),
             ("acks", "several"),
         ])

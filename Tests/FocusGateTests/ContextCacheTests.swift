@@ -1,7 +1,7 @@
 import FocusGate
 import FocusGateCore
 import FocusGateStore
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 import Prometheus
 import Testing
@@ -40,16 +40,22 @@ struct ContextCacheTests {
 
     /// Waits until another session holds a lock on focus_contexts.
     private func waitForTableLock(_ server: PostgresServer, _ database: String) async throws {
-        for _ in 0..<100 {
-            let held =
-                (try? server.psql(
-                    "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
-                    database: database
-                )) != nil
-            if held { return }
-            try await Task.sleep(for: .milliseconds(50))
+        try await Wait.until("another session holding a lock on focus_contexts", timeout: .seconds(5)) {
+            (try? server.psql(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
+                database: database
+            )) != nil
         }
-        Issue.record("the table lock was never taken")
+    }
+
+    /// Waits until a query of the store's waits on a lock (a load is in flight, blocked).
+    private func waitForBlockedLoad(_ server: PostgresServer, _ database: String) async throws {
+        try await Wait.until("a load blocked on the table lock", timeout: .seconds(5)) {
+            (try? server.psql(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%focus_contexts%' AND query NOT ILIKE '%LOCK TABLE%') THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
+                database: database
+            )) != nil
+        }
     }
 
     @Test("a batch's misses load together; hits and 'no context' answers come from memory")
@@ -136,13 +142,9 @@ struct ContextCacheTests {
             #expect(metric(registry, "focusgate_context_load_failures_total") >= 1)
 
             try server.startServer()
-            var recovered: ContextLookup?
-            for _ in 0..<40 {
-                recovered = try await cache.resolveOffPool(["u"])["u"]
-                if recovered?.version == 1 { break }
-                try await Task.sleep(for: .milliseconds(250))
+            try await Wait.until("the store answering again", timeout: .seconds(10)) {
+                try await cache.resolveOffPool(["u"])["u"]?.version == 1
             }
-            #expect(recovered?.version == 1)
         }
     }
 
@@ -159,12 +161,9 @@ struct ContextCacheTests {
             #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
             #expect(ContinuousClock.now - start < .seconds(2), "the 300 ms timeout, not the 4 s lock")
             lock.waitUntilExit()
-            var after: Int64?
-            for _ in 0..<20 where after != 1 {
-                after = try await cache.resolveOffPool(["u"])["u"]?.version
-                if after != 1 { try await Task.sleep(for: .milliseconds(200)) }
+            try await Wait.until("the context loaded once the lock is gone", timeout: .seconds(4)) {
+                try await cache.resolveOffPool(["u"])["u"]?.version == 1
             }
-            #expect(after == 1)
         }
     }
 
@@ -179,7 +178,7 @@ struct ContextCacheTests {
                 database: database)
             try await self.waitForTableLock(server, database)
             let loading = Task.detached { try await cache.resolveOffPool(["u"])["u"] }
-            try await Task.sleep(for: .milliseconds(500))
+            try await self.waitForBlockedLoad(server, database)
             _ = try await cache.applyOffPool(.reload(userID: "u", version: 2))
             let raced = try await loading.value
             lock.waitUntilExit()

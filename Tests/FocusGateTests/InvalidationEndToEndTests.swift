@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateCore
+import FocusGateHarness
 import FocusGateKafka
 import FocusGateStore
 import Foundation
@@ -29,7 +30,7 @@ struct InvalidationEndToEndTests {
         }
         let listening = Task { try await listener.run() }
         defer { listening.cancel() }
-        for _ in 0..<100 where !listener.isPositioned { try await Task.sleep(for: .milliseconds(50)) }
+        try await Wait.until("the listener positioned") { listener.isPositioned }
         #expect(listener.isConsuming)
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -45,10 +46,8 @@ struct InvalidationEndToEndTests {
             try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
             { #expect($0.status == .ok) }
         }
-        var decision = try await decide()
-        for _ in 0..<100 where decision.reason != .predicateMismatch {
-            try await Task.sleep(for: .milliseconds(20))
-            decision = try await decide()
+        let decision = try await Wait.for("the PUT context applied", { try await decide() }) {
+            $0.reason == .predicateMismatch
         }
         #expect(decision.outcome == .silenced && decision.reason == .predicateMismatch && decision.contextVersion == 17)
         #expect(changes.withLock { $0.map(\.0) } == ["u-42"])
@@ -59,10 +58,8 @@ struct InvalidationEndToEndTests {
         _ = try await fixture.store.put(try FocusContext.decode(from: Data(newer.utf8)))
         _ = try await fixture.producer.send(
             topic: fixture.topic, key: Array("u-42".utf8), value: Array(#"{"userId":"u-42","version":18}"#.utf8))
-        var reloaded = try await decide()
-        for _ in 0..<100 where reloaded.reason != .predicateMatch {
-            try await Task.sleep(for: .milliseconds(20))
-            reloaded = try await decide()
+        let reloaded = try await Wait.for("version 18 reloaded", { try await decide() }) {
+            $0.reason == .predicateMatch
         }
         #expect(reloaded.contextVersion == 18)
 
@@ -71,8 +68,7 @@ struct InvalidationEndToEndTests {
         _ = try await fixture.producer.send(
             topic: fixture.topic, key: Array("u-42".utf8), value: Array("not json".utf8))
         _ = try await fixture.producer.send(topic: fixture.topic, key: Array("u-42".utf8), value: nil)
-        for _ in 0..<100 where cache.count != 0 { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(cache.count == 0)
+        try await Wait.until("the tombstone dropped the user") { cache.count == 0 }
         #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="stale""#) == 1)
         #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="invalid""#) == 1)
         #expect(metric(registry, "focusgate_invalidations_total", labels: #"kind="dropped""#) == 1)

@@ -1,3 +1,4 @@
+import FocusGateHarness
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
@@ -31,11 +32,7 @@ func workContext(_ userID: String, version: Int64, accepts criteria: String = "w
 func metric(_ registry: PrometheusCollectorRegistry, _ name: String, labels: String = "") -> Double {
     var buffer: [UInt8] = []
     registry.emit(into: &buffer)
-    let sample = labels.isEmpty ? name : "\(name){\(labels)}"
-    for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
-        return Double(line.split(separator: " ").last ?? "") ?? 0
-    }
-    return 0
+    return prometheusSamples(String(decoding: buffer, as: UTF8.self))[labels.isEmpty ? name : "\(name){\(labels)}"] ?? 0
 }
 
 extension ContextLookup {

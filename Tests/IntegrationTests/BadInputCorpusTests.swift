@@ -1,5 +1,5 @@
 import FocusGateKafka
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -143,12 +143,7 @@ extension EmbeddedBrokerTests {
             #expect(reports.allSatisfy { $0.error == nil })
             var expected = before
             for entry in entries { expected[entry[2], default: 0] += 1 }
-            let deadline = ContinuousClock.now + .seconds(30)
-            var after = await counts()
-            while after != expected && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-                after = await counts()
-            }
+            let after = try? await Wait.for("invalidations counted by kind", { await counts() }) { $0 == expected }
             #expect(after == expected, "invalidations counted by kind")
 
             // Only `newer-inline` (version 2, SELF == 'home') took effect.

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateHarness
 import Foundation
 import Synchronization
 import Testing
@@ -88,15 +89,14 @@ final class GroupMemberState: Sendable {
     }
 }
 
-/// Polls `condition` every 50 ms until it holds or `timeout` passes.
+/// Whether `condition` holds within `timeout` (checked until it does); callers expect it.
 func eventually(timeout: Duration, _ condition: () -> Bool) async throws -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if condition() { return true }
-        try await Task.sleep(for: .milliseconds(50))
+    do {
+        try await Wait.until("the condition", timeout: timeout) { condition() }
+        return true
+    } catch is WaitTimeout {
+        return false
     }
-    return condition()
 }
 
 extension EmbeddedBrokerTests {

@@ -1,4 +1,4 @@
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -56,18 +56,14 @@ extension EmbeddedBrokerTests {
             ])
             // Consumer lag comes from librdkafka's statistics, emitted every 5 s once partitions
             // are assigned (the embedded broker's first join takes seconds; longer on a busy machine).
-            let deadline = ContinuousClock.now + .seconds(60)
-            var exposition = ""
-            while ContinuousClock.now < deadline {
-                let (data, _) = try await URLSession.shared.data(
-                    from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
-                exposition = String(decoding: data, as: UTF8.self)
-                if exposition.contains("focusgate_consumer_lag{") && exposition.contains("focusgate_duplicates_total 1")
+            let exposition = try await Wait.for(
+                "consumer lag and the duplicate in /metrics", timeout: .seconds(60),
                 {
-                    break
+                    let (data, _) = try await URLSession.shared.data(
+                        from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
+                    return String(decoding: data, as: UTF8.self)
                 }
-                try await Task.sleep(for: .milliseconds(500))
-            }
+            ) { $0.contains("focusgate_consumer_lag{") && $0.contains("focusgate_duplicates_total 1") }
             let exposed = Set(
                 exposition.split(separator: "\n").compactMap { line -> String? in
                     guard line.hasPrefix("# TYPE ") else { return nil }

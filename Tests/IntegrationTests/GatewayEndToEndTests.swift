@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateCore
+import FocusGateHarness
 import FocusGateKafka
 import Foundation
 import Logging
@@ -41,7 +42,7 @@ extension EmbeddedBrokerTests {
             _ = try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.invalidations,
                 records: [("u-stale", #"{"userId":"u-stale","version":9}"#)])
-            try await Task.sleep(for: .milliseconds(500))
+            try await instance.waitUntil({ instance.invalidationsHandled >= 5 }, what: "the version-9 announcement")
 
             let cases: [(record: (key: String?, value: String), reason: String, decision: String)] = [
                 (Events.notification("n-nofocus", user: "u-nobody", criteria: "work"), "no-focus", "delivered"),
@@ -208,13 +209,20 @@ extension EmbeddedBrokerTests {
                         "focusgate-source", "focusgate-decided-at",
                     ]
                 ),
-                ("not json {", bench.topics.deadLetters, ["focusgate-error", "focusgate-error-detail", "focusgate-source"]),
+                (
+                    "not json {", bench.topics.deadLetters,
+                    ["focusgate-error", "focusgate-error-detail", "focusgate-source"]
+                ),
             ]
             for expected in expectations {
                 let output = try #require(outputs[expected.id]?.first, "\(expected.id): an output")
                 #expect(output.topic == expected.topic)
-                #expect(Array(output.headers.prefix(input.count)) == input, "\(expected.id): the input's headers first, unchanged")
-                #expect(output.headers.dropFirst(input.count).map(\.name) == expected.own, "\(expected.id): then FocusGate's")
+                #expect(
+                    Array(output.headers.prefix(input.count)) == input,
+                    "\(expected.id): the input's headers first, unchanged")
+                #expect(
+                    output.headers.dropFirst(input.count).map(\.name) == expected.own,
+                    "\(expected.id): then FocusGate's")
             }
             // The last header of a name is FocusGate's: the spoofed decision does not win.
             #expect(outputs["h-silenced"]?.first?.header("focusgate-decision") == "silenced")
@@ -227,19 +235,19 @@ extension EmbeddedBrokerTests {
             let bench = try await GatewayBench()
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
             try await bench.put(Self.context("u-1", version: 1))
-            try await Task.sleep(for: .milliseconds(300))
+            try await instance.waitUntil({ instance.invalidationsHandled >= 1 }, what: "the context announced")
 
             /// The badge records of u-1/chat once one with `sequence` is there (updates are coalesced
             /// per commit, so how many come before it depends on where the commits fell).
             func badgeRecords(through sequence: Int) async throws -> [[String: Any]] {
-                let deadline = ContinuousClock.now + .seconds(20)
-                while true {
-                    let records = try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-1/chat" }
-                        .compactMap { try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any] }
-                    if records.contains(where: { $0["sequence"] as? Int == sequence }) { return records }
-                    try #require(ContinuousClock.now < deadline, "no badge record with sequence \(sequence)")
-                    try await Task.sleep(for: .milliseconds(100))
-                }
+                try await Wait.for(
+                    "a badge record with sequence \(sequence)", timeout: .seconds(20),
+                    {
+                        try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-1/chat" }.compactMap {
+                            try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                        }
+                    }
+                ) { records in records.contains { $0["sequence"] as? Int == sequence } }
             }
 
             // Focus on (Work accepts "work"): two notifications count, one is silenced and does not.
@@ -285,11 +293,9 @@ extension EmbeddedBrokerTests {
             // The API's view: committed badges of the owning worker.
             let published = Double(records.count)
             try await instance.waitUntil { instance.metric("focusgate_badge_updates_total") == published }
-            var badges = await instance.gateway.badges.badges(userID: "u-1")
-            for _ in 0..<50 where badges.first?.sequence != 6 {
-                try await Task.sleep(for: .milliseconds(50))
-                badges = await instance.gateway.badges.badges(userID: "u-1")
-            }
+            let badges = try await Wait.for(
+                "the API's badges at sequence 6", { await instance.gateway.badges.badges(userID: "u-1") }
+            ) { $0.first?.sequence == 6 }
             #expect(badges == [Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
             try await instance.stop()
             await bench.shutdown()
@@ -316,7 +322,9 @@ extension EmbeddedBrokerTests {
             try await bench.waitForOutputs(5)
             _ = try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.invalidations, records: [("u-1", "\(marker) not json")])
-            try await Task.sleep(for: .milliseconds(500))
+            try await instance.waitUntil(
+                { instance.metric("focusgate_invalidations_total", labels: #"kind="invalid""#) >= 1 },
+                what: "the invalid invalidation handled")
             try await instance.stop()
             let logged = lines.withLock { $0 }
             #expect(logged.count > 5, "the gateway logged its life cycle")

@@ -2,7 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateKafka
 import FocusGateStore
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 import Testing
 

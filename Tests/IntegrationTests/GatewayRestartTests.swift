@@ -1,7 +1,7 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -117,11 +117,7 @@ extension EmbeddedBrokerTests {
             #expect(try await serve.waitUntilReady())
             try bench.broker.pushRequestErrors(.endTransaction, [KafkaError.Code(rawValue: 90)])  // PRODUCER_FENCED
             try bench.send([Events.notification("n-1", user: "u-1", criteria: "work")])
-            let deadline = ContinuousClock.now + .seconds(30)
-            while serve.process.isRunning && ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(!serve.process.isRunning, "the instance stops by itself")
+            try await Wait.until("the instance stopping by itself") { !serve.process.isRunning }
             serve.process.waitUntilExit()
             #expect(serve.process.terminationStatus == 1)
             let log = serve.standardError

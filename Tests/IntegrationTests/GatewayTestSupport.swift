@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateCore
+import FocusGateHarness
 import FocusGateKafka
 import FocusGateStore
 import Foundation
@@ -91,23 +92,20 @@ final class GatewayBench: Sendable {
         )
     }
 
-    /// Waits until the outputs account for `count` notification ids (delivered + silenced + DLQ).
+    /// Waits until the outputs account for `count` notification ids (delivered + silenced + DLQ);
+    /// throws ``WaitTimeout`` when they do not within `timeout`.
     @discardableResult
     func waitForOutputs(_ count: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
-        let deadline = ContinuousClock.now + timeout
-        var audit = try self.audit()
-        while audit.distinctIDs < count && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(200))
-            audit = try self.audit()
+        try await Wait.for("outputs for \(count) notification ids", timeout: timeout, { try self.audit() }) {
+            $0.distinctIDs >= count
         }
-        return audit
     }
 
-    /// Waits until the group has committed every one of `records` input records, then audits.
+    /// Waits until the group has committed every one of `records` input records, then audits;
+    /// throws ``WaitTimeout`` when it has not within `timeout`.
     func settled(records: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
-        let deadline = ContinuousClock.now + timeout
-        while try self.committedOffsets().values.reduce(0, +) < Int64(records) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(100))
+        try await Wait.until("commits covering \(records) input records", timeout: timeout) {
+            try self.committedOffsets().values.reduce(0, +) >= Int64(records)
         }
         return try self.audit()
     }
@@ -211,18 +209,16 @@ final class InProcessGateway: Sendable {
                 try await group.waitForAll()
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !(gateway.isConsuming && listener.isPositioned) && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        try await Wait.until("the gateway consuming and the invalidation listener positioned") {
+            gateway.isConsuming && listener.isPositioned
         }
     }
 
-    /// Waits until the gateway owns partitions and has restored them (it has consumed or committed).
-    func waitUntil(_ condition: @Sendable () -> Bool, timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !condition() && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+    /// Waits until `condition` holds; throws ``WaitTimeout`` when it does not within `timeout`.
+    func waitUntil(
+        _ condition: @Sendable () -> Bool, timeout: Duration = .seconds(30), what: String = "the condition"
+    ) async throws {
+        try await Wait.until(what, timeout: timeout) { condition() }
     }
 
     /// Stops gracefully (finish the batch, commit, leave the group, flush) and rethrows a failure.
@@ -241,14 +237,19 @@ final class InProcessGateway: Sendable {
         }
     }
 
+    /// Invalidation messages the listener has handled, whatever they did.
+    var invalidationsHandled: Double {
+        var buffer: [UInt8] = []
+        self.registry.emit(into: &buffer)
+        return prometheusSamples(String(decoding: buffer, as: UTF8.self))
+            .filter { $0.key.hasPrefix("focusgate_invalidations_total{") }.values.reduce(0, +)
+    }
+
     func metric(_ name: String, labels: String = "") -> Double {
         var buffer: [UInt8] = []
         self.registry.emit(into: &buffer)
-        let sample = labels.isEmpty ? name : "\(name){\(labels)}"
-        for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") where line.hasPrefix(sample + " ") {
-            return Double(line.split(separator: " ").last ?? "") ?? 0
-        }
-        return 0
+        return prometheusSamples(String(decoding: buffer, as: UTF8.self))[labels.isEmpty ? name : "\(name){\(labels)}"]
+            ?? 0
     }
 }
 

@@ -1,5 +1,5 @@
 import FocusGateKafka
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 import Logging
 import Synchronization

@@ -1,5 +1,5 @@
 import FocusGateKafka
-import FocusGateTestSupport
+import FocusGateHarness
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -44,12 +44,7 @@ extension EmbeddedBrokerTests {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             }
             let admin = "http://127.0.0.1:\(adminPort)"
-            var ready = false
-            for _ in 0..<100 where !ready {
-                ready = (try? await self.get("\(admin)/readyz").0) == 200
-                if !ready { try await Task.sleep(for: .milliseconds(100)) }
-            }
-            #expect(ready)
+            try await Wait.until("/readyz answering 200") { (try? await self.get("\(admin)/readyz").0) == 200 }
 
             let body =
                 #"{"userId":"u-1","version":3,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF IN {'work'}"}}}"#

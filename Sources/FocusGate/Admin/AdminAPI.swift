@@ -5,7 +5,8 @@ public import Logging
 public import Prometheus
 public import FocusGateStore
 
-/// The admin HTTP API (SPEC §10): health, readiness, metrics, contexts, badges, explain.
+/// The admin HTTP API (docs/contract.md, docs/openapi.yaml): health, readiness, metrics, its own
+/// OpenAPI document, contexts, badges, explain.
 public struct AdminAPI: Sendable {
     /// API settings.
     public struct Configuration: Sendable {
@@ -71,6 +72,11 @@ public struct AdminAPI: Sendable {
                 body: .init(byteBuffer: ByteBuffer(bytes: buffer))
             )
         }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml"],
+                body: .init(byteBuffer: ByteBuffer(bytes: Self.openAPIDocument)))
+        }
         let v1 = router.group("v1")
         if let token = self.configuration.token, !token.isEmpty {
             v1.add(middleware: BearerTokenMiddleware(token: Array(token.utf8)))
@@ -82,6 +88,9 @@ public struct AdminAPI: Sendable {
         v1.post("explain") { request, context in try await self.explain(request, context) }
         return router
     }
+
+    /// The OpenAPI 3.1 document of these routes (docs/openapi.yaml, compiled in).
+    public static var openAPIDocument: [UInt8] { PackageResources.openapi_yaml }
 
     // MARK: - Contexts
 

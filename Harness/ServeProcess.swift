@@ -61,18 +61,16 @@ public final class ServeProcess {
 
     /// Waits for `/readyz` to answer 200.
     public func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && self.process.isRunning {
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
-            request.timeoutInterval = 1
-            if let (_, response) = try? await URLSession.shared.data(for: request),
-                (response as? HTTPURLResponse)?.statusCode == 200
-            {
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(self.adminPort)/readyz")!)
+        request.timeoutInterval = 1
+        var ready = false
+        try? await Wait.until("/readyz answering 200", timeout: timeout) {
+            guard self.process.isRunning else { return true }  // it will never answer
+            let answer = try? await URLSession.shared.data(for: request)
+            ready = (answer?.1 as? HTTPURLResponse)?.statusCode == 200
+            return ready
         }
-        return false
+        return ready
     }
 
     /// Every sample of `/metrics`, by name with labels (empty when unreachable).
@@ -81,14 +79,7 @@ public final class ServeProcess {
             let (data, _) = try? await URLSession.shared.data(
                 from: URL(string: "http://127.0.0.1:\(self.adminPort)/metrics")!)
         else { return [:] }
-        var samples: [String: Double] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
-                continue
-            }
-            samples[String(line[..<space])] = value
-        }
-        return samples
+        return prometheusSamples(String(decoding: data, as: UTF8.self))
     }
 
     /// A sample of `/metrics` (0 when absent or unreachable).
@@ -97,21 +88,23 @@ public final class ServeProcess {
     }
 
     /// Waits until the `/metrics` sample reaches `value`; `false` when `timeout` passed first.
-    @discardableResult
     public func waitForMetric(_ sample: String, atLeast value: Double, timeout: Duration = .seconds(60)) async throws
         -> Bool
     {
-        let deadline = ContinuousClock.now + timeout
-        while await self.metric(sample) < value {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            try await Wait.until("\(sample) ≥ \(value)", timeout: timeout) { await self.metric(sample) >= value }
+            return true
+        } catch is WaitTimeout {
+            return false
         }
-        return true
     }
 
-    /// Waits until `/metrics` shows at least `count` consumed records.
+    /// Waits until `/metrics` shows at least `count` consumed records; throws ``WaitTimeout`` when
+    /// it does not within `timeout`.
     public func waitForConsumed(_ count: Double, timeout: Duration = .seconds(60)) async throws {
-        try await self.waitForMetric("focusgate_events_consumed_total", atLeast: count, timeout: timeout)
+        try await Wait.until("\(Int(count)) records consumed", timeout: timeout) {
+            await self.metric("focusgate_events_consumed_total") >= count
+        }
     }
 
     /// Waits until the instance owns partitions: the group has settled, so records produced from
