@@ -2,7 +2,8 @@
 # Installs what FocusGate needs from the system and is not there yet.
 # As root on Debian/Ubuntu it uses apt-get; otherwise it says exactly what to install.
 # With --test it also installs what only the tests use: promtool (Debian's prometheus package)
-# checks the alert rules, docker-compose validates deploy/compose.yaml.
+# checks the alert rules, docker-compose validates deploy/compose.yaml, and schemathesis (PyPI,
+# installed with pip for the current user) sends generated requests to a real `focusgate serve`.
 set -euo pipefail
 
 missing=()
@@ -18,6 +19,16 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ "${1:-}" = "--test" ]; then
     command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
     { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || missing+=(docker-compose)
+fi
+
+if [ "${1:-}" = "--test" ] && ! command -v schemathesis >/dev/null 2>&1; then
+    command -v python3 >/dev/null 2>&1 || missing+=(python3-pip)
+    if command -v python3 >/dev/null 2>&1; then
+        echo "installing: schemathesis (PyPI)"
+        python3 -m pip install --quiet --user --disable-pip-version-check 'schemathesis==4.32.5' 2>/dev/null \
+            || python3 -m pip install --quiet --disable-pip-version-check 'schemathesis==4.32.5' \
+            || { echo "error: pip could not install schemathesis: python3 -m pip install 'schemathesis==4.32.5'" >&2; exit 1; }
+    fi
 fi
 
 [ ${#missing[@]} -eq 0 ] && exit 0

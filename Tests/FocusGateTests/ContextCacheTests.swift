@@ -40,21 +40,28 @@ struct ContextCacheTests {
 
     /// Waits until another session holds a lock on focus_contexts.
     private func waitForTableLock(_ server: PostgresServer, _ database: String) async throws {
-        try await Wait.until("another session holding a lock on focus_contexts", timeout: .seconds(5)) {
-            (try? server.psql(
-                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
-                database: database
-            )) != nil
-        }
+        try await self.waitUntilExists(
+            "another session holding a lock on focus_contexts",
+            "SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'focus_contexts' AND l.mode = 'AccessExclusiveLock' AND l.granted",
+            server, database)
     }
 
     /// Waits until a query of the store's waits on a lock (a load is in flight, blocked).
     private func waitForBlockedLoad(_ server: PostgresServer, _ database: String) async throws {
-        try await Wait.until("a load blocked on the table lock", timeout: .seconds(5)) {
+        try await self.waitUntilExists(
+            "a load blocked on the table lock",
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%focus_contexts%' AND query NOT ILIKE '%LOCK TABLE%'",
+            server, database)
+    }
+
+    /// Waits until `query` returns a row.
+    private func waitUntilExists(
+        _ what: String, _ query: String, _ server: PostgresServer, _ database: String
+    ) async throws {
+        try await Wait.until(what, timeout: .seconds(5)) {
             (try? server.psql(
-                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE '%focus_contexts%' AND query NOT ILIKE '%LOCK TABLE%') THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
-                database: database
-            )) != nil
+                "DO $$ BEGIN IF NOT EXISTS (\(query)) THEN RAISE EXCEPTION 'not yet'; END IF; END $$",
+                database: database)) != nil
         }
     }
 

@@ -1,0 +1,39 @@
+import FocusGateHarness
+import Foundation
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// schemathesis (PyPI) sends requests generated from docs/openapi.yaml to a real `focusgate
+    /// serve`: no 5xx, and every status, content type and body as the document says.
+    @Suite("OpenAPI document against the running server")
+    struct SchemathesisTests {
+        @Test("schemathesis: no server error, every response matching docs/openapi.yaml")
+        func generatedRequests() async throws {
+            let bench = try await GatewayBench()
+            let serve = try ServeProcess(bench)
+            #expect(try await serve.waitUntilReady())
+            let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
+            let report = NSTemporaryDirectory() + "focusgate-schemathesis-\(UUID().uuidString).log"
+            defer { try? FileManager.default.removeItem(atPath: report) }
+            _ = FileManager.default.createFile(atPath: report, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "schemathesis", "run", document, "--url", "http://127.0.0.1:\(serve.adminPort)",
+                "--checks",
+                "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+                "--max-examples", "25", "--seed", "1", "--no-color",
+            ]
+            process.standardOutput = FileHandle(forWritingAtPath: report)
+            process.standardError = process.standardOutput
+            try process.run()
+            process.waitUntilExit()
+            let output = String(decoding: FileManager.default.contents(atPath: report) ?? Data(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(output.suffix(6000))")
+            #expect(output.contains("Tested: 9"), "every operation of the document was exercised")
+            #expect(serve.stop(SIGTERM) == 0)
+            await bench.shutdown()
+        }
+    }
+}
