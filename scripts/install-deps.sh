@@ -3,7 +3,7 @@
 # As root on Debian/Ubuntu it uses apt-get; otherwise it says exactly what to install.
 # With --test it also installs what only the tests use: promtool (Debian's prometheus package)
 # checks the alert rules, docker-compose validates deploy/compose.yaml, and schemathesis (PyPI,
-# installed with pip for the current user) sends generated requests to a real `focusgate serve`.
+# installed with pip) sends generated requests to a real `focusgate serve`.
 set -euo pipefail
 
 missing=()
@@ -25,9 +25,10 @@ if [ "${1:-}" = "--test" ] && ! command -v schemathesis >/dev/null 2>&1; then
     command -v python3 >/dev/null 2>&1 || missing+=(python3-pip)
     if command -v python3 >/dev/null 2>&1; then
         echo "installing: schemathesis (PyPI)"
-        python3 -m pip install --quiet --user --disable-pip-version-check 'schemathesis==4.32.5' 2>/dev/null \
-            || python3 -m pip install --quiet --disable-pip-version-check 'schemathesis==4.32.5' \
+        python3 -m pip install --quiet --disable-pip-version-check 'schemathesis==4.32.5' \
             || { echo "error: pip could not install schemathesis: python3 -m pip install 'schemathesis==4.32.5'" >&2; exit 1; }
+        command -v schemathesis >/dev/null 2>&1 \
+            || { echo "error: schemathesis is installed but not on the PATH (pip's scripts folder)" >&2; exit 1; }
     fi
 fi
 
