@@ -95,7 +95,7 @@ let package = Package(
         // MARK: - Harness: real child processes and waits, for the tests, benchmarks and soak run
         .target(
             name: "FocusGateHarness",
-            dependencies: ["FocusGateCore"],
+            dependencies: [.product(name: "Prometheus", package: "swift-prometheus")],
             path: "Harness",
             swiftSettings: strictSwift
         ),
@@ -120,7 +120,8 @@ let package = Package(
         .executableTarget(
             name: "ContextBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "BenchmarkSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
+                "BenchmarkSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,3 +1,5 @@
+public import Prometheus
+
 /// A condition that did not hold within its time limit: the test fails with what it waited for.
 public struct WaitTimeout: Error, CustomStringConvertible {
     /// What was waited for, as the test names it.
@@ -18,11 +20,7 @@ public enum Wait {
     public static func until(
         _ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool
     ) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw WaitTimeout(what: what, timeout: timeout) }
-            try await Task.sleep(for: Self.pollInterval)
-        }
+        _ = try await Self.for(what, timeout: timeout, condition) { $0 }
     }
 
     /// Returns `value()` once `accept` holds for it; throws ``WaitTimeout`` after `timeout`.
@@ -52,4 +50,13 @@ public func prometheusSamples(_ exposition: String) -> [String: Double] {
         samples[String(line[..<space])] = value
     }
     return samples
+}
+
+extension PrometheusCollectorRegistry {
+    /// Every sample the registry exposes now, as ``prometheusSamples(_:)`` reads them.
+    public var samples: [String: Double] {
+        var buffer: [UInt8] = []
+        self.emit(into: &buffer)
+        return prometheusSamples(String(decoding: buffer, as: UTF8.self))
+    }
 }

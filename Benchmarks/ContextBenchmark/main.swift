@@ -5,6 +5,7 @@
 import BenchmarkSupport
 import FocusGate
 import FocusGateCore
+import FocusGateHarness
 import FocusGateKafka
 import FocusGateStore
 import Foundation
@@ -90,11 +91,7 @@ let smallCache = ContextCache(
     logger: logger)
 for _ in 0..<400 { _ = smallCache.resolve((0..<500).map { _ in "user-\(zipfUser())" }) }  // warm-up
 @MainActor func counter(_ registry: PrometheusCollectorRegistry, _ name: String) -> Double {
-    var buffer: [UInt8] = []
-    registry.emit(into: &buffer)
-    return String(decoding: buffer, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap {
-        Double($0.split(separator: " ").last!)
-    } ?? 0
+    registry.samples[name] ?? 0
 }
 let hitsBefore = counter(smallRegistry, "focusgate_context_cache_hits_total")
 let missesBefore = counter(smallRegistry, "focusgate_context_cache_misses_total")

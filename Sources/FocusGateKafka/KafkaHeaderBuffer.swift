@@ -31,7 +31,13 @@ public struct KafkaHeaderBuffer: Sendable {
 
     /// Appends a header whose value is `value`'s bytes (`nil`: no value).
     public mutating func append(name: String, value: (some Collection<UInt8>)?) {
-        let nameStart = self.startHeader(name)
+        self.append(nameBytes: name.utf8, value: value)
+    }
+
+    /// Appends a header whose name is `nameBytes` (UTF-8, without a NUL) and whose value is
+    /// `value`'s bytes (`nil`: no value).
+    public mutating func append(nameBytes: some Collection<UInt8>, value: (some Collection<UInt8>)?) {
+        let nameStart = self.startHeader(nameBytes)
         guard let value else {
             self.entries.append((nameStart, self.bytes.count, -1))
             return
@@ -39,21 +45,6 @@ public struct KafkaHeaderBuffer: Sendable {
         let valueStart = self.bytes.count
         self.bytes.append(contentsOf: value)
         self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
-    }
-
-    /// Appends a header whose name is `name`'s bytes (UTF-8, without a NUL) and whose value is
-    /// `value`'s bytes (`nil`: no value).
-    public mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-        let nameStart = self.bytes.count
-        self.bytes.append(contentsOf: name)
-        self.bytes.append(0)
-        guard let value else {
-            self.entries.append((nameStart, self.bytes.count, -1))
-            return
-        }
-        let valueStart = self.bytes.count
-        self.bytes.append(contentsOf: value)
-        self.entries.append((nameStart, valueStart, value.count))
     }
 
     /// Appends a header whose value is the UTF-8 of `value`.
@@ -68,7 +59,7 @@ public struct KafkaHeaderBuffer: Sendable {
 
     /// Appends a header whose value `write` appends to the bytes it is given.
     public mutating func append(name: String, writing write: (inout [UInt8]) -> Void) {
-        let nameStart = self.startHeader(name)
+        let nameStart = self.startHeader(name.utf8)
         let valueStart = self.bytes.count
         write(&self.bytes)
         self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
@@ -84,9 +75,9 @@ public struct KafkaHeaderBuffer: Sendable {
         }
     }
 
-    private mutating func startHeader(_ name: String) -> Int {
+    private mutating func startHeader(_ name: some Collection<UInt8>) -> Int {
         let start = self.bytes.count
-        self.bytes.append(contentsOf: name.utf8)
+        self.bytes.append(contentsOf: name)
         self.bytes.append(0)
         return start
     }

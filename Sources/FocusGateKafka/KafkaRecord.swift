@@ -68,7 +68,7 @@ public struct KafkaRecord {
         while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
             let nameBytes = name.map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
             buffer.append(
-                name: nameBytes ?? UnsafeRawBufferPointer(start: nil, count: 0),
+                nameBytes: nameBytes ?? UnsafeRawBufferPointer(start: nil, count: 0),
                 value: value.map { UnsafeRawBufferPointer(start: $0, count: size) })
             index += 1
         }

@@ -30,9 +30,7 @@ func workContext(_ userID: String, version: Int64, accepts criteria: String = "w
 
 /// The value of one sample in the registry's Prometheus text (0 when absent).
 func metric(_ registry: PrometheusCollectorRegistry, _ name: String, labels: String = "") -> Double {
-    var buffer: [UInt8] = []
-    registry.emit(into: &buffer)
-    return prometheusSamples(String(decoding: buffer, as: UTF8.self))[labels.isEmpty ? name : "\(name){\(labels)}"] ?? 0
+    registry.samples[labels.isEmpty ? name : "\(name){\(labels)}"] ?? 0
 }
 
 extension ContextLookup {

@@ -115,6 +115,7 @@ extension EmbeddedBrokerTests {
             try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 400 }
 
             try fault.inject(bench.broker)
+            // Pacing, not waiting: the fault is held for its duration while the load runs.
             try await Task.sleep(for: fault.duration)
             try fault.heal(bench.broker)
             try await producing.value

@@ -71,7 +71,7 @@ extension EmbeddedBrokerTests {
                             (key: Optional($0[0]), value: $0[1])
                         }
                         try bench.send(chunk)
-                        Thread.sleep(forTimeInterval: 0.1)
+                        Thread.sleep(forTimeInterval: 0.1)  // pacing: the input arrives as a stream
                     }
                 }
             }

@@ -239,17 +239,11 @@ final class InProcessGateway: Sendable {
 
     /// Invalidation messages the listener has handled, whatever they did.
     var invalidationsHandled: Double {
-        var buffer: [UInt8] = []
-        self.registry.emit(into: &buffer)
-        return prometheusSamples(String(decoding: buffer, as: UTF8.self))
-            .filter { $0.key.hasPrefix("focusgate_invalidations_total{") }.values.reduce(0, +)
+        self.registry.samples.filter { $0.key.hasPrefix("focusgate_invalidations_total{") }.values.reduce(0, +)
     }
 
     func metric(_ name: String, labels: String = "") -> Double {
-        var buffer: [UInt8] = []
-        self.registry.emit(into: &buffer)
-        return prometheusSamples(String(decoding: buffer, as: UTF8.self))[labels.isEmpty ? name : "\(name){\(labels)}"]
-            ?? 0
+        self.registry.samples[labels.isEmpty ? name : "\(name){\(labels)}"] ?? 0
     }
 }
 
