@@ -24,10 +24,11 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", exact: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // MARK: - C
@@ -58,7 +59,6 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
@@ -71,7 +71,6 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
@@ -95,7 +94,12 @@ let package = Package(
         // MARK: - Harness: real child processes and waits, for the tests, benchmarks and soak run
         .target(
             name: "FocusGateHarness",
-            dependencies: [.product(name: "Prometheus", package: "swift-prometheus")],
+            dependencies: [
+                "FocusGateCore",
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
             path: "Harness",
             swiftSettings: strictSwift
         ),
@@ -151,7 +155,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(
             name: "FocusGateCoreTests",
-            dependencies: ["FocusGateCore"],
+            dependencies: ["FocusGateCore", "FocusGateHarness"],
             exclude: ["Fixtures"],
             swiftSettings: strictSwift
         ),

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Synchronization
 
 /// A real PostgreSQL server for tests: initdb in a temporary directory, started on a free
@@ -83,14 +83,11 @@ public final class PostgresServer: Sendable {
     }
 
     /// Starts `psql -c sql` without waiting (e.g. to hold a table lock while a test runs).
-    public func psqlInBackground(_ sql: String, database: String = "postgres") throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-        process.arguments = ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", database, "-c", sql]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    public func psqlInBackground(_ sql: String, database: String = "postgres") async throws -> RunningProcess {
+        try await RunningProcess(
+            "/usr/bin/psql",
+            ["-h", "127.0.0.1", "-p", "\(self.port)", "-U", "focusgate", "-d", database, "-c", sql],
+            errorPath: "/dev/null")
     }
 
     /// Runs SQL with psql as the test superuser.

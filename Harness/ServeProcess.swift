@@ -5,18 +5,16 @@ public import Foundation
 
 /// `focusgate serve` as a child process against a given broker and SQLite file, for the
 /// integration tests, the end-to-end benchmark and the soak run.
-public final class ServeProcess {
-    public let process = Process()
+public final class ServeProcess: Sendable {
     public let adminPort = freeLoopbackPort()
-    /// The process's log when not sent elsewhere: a file, not a pipe, so that a chatty process
-    /// never blocks on a full pipe that is read only after it exits.
-    private let errorsPath = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
-    /// Set when ``stop(_:)`` reaped the child itself: Foundation still calls it running, and its
-    /// process id may belong to another process by now.
-    private var reaped = false
+    /// The process's log: a file, never a pipe, so that a chatty process never blocks.
+    public let logPath: String
+    /// Whether ``logPath`` is the process's own temporary file, removed with it.
+    private let ownsLog: Bool
+    private let child: RunningProcess
 
     /// Starts `executable serve` with `FOCUSGATE_*` settings in `environment` (on top of the
-    /// broker, store path and admin port).
+    /// broker, store path and admin port); returns once it runs.
     ///
     /// - Parameters:
     ///   - executable: The `focusgate` binary.
@@ -24,35 +22,33 @@ public final class ServeProcess {
     ///   - databasePath: The SQLite store file.
     ///   - logLevel: `--log-level`.
     ///   - environment: More environment variables; they win over the defaults.
-    ///   - standardError: Where the process's log goes; `nil` keeps it for ``standardError``.
+    ///   - logPath: Where the process's log goes; `nil`: a temporary file, read with ``standardError``.
     /// - Throws: When the process cannot be started.
     public init(
         executable: URL, bootstrapServers: String, databasePath: String, logLevel: String = "warning",
-        environment: [String: String] = [:], standardError: FileHandle? = nil
-    ) throws {
-        self.process.executableURL = executable
-        self.process.arguments = ["serve", "--log-level", logLevel]
-        self.process.environment = ProcessInfo.processInfo.environment.merging(
-            [
+        environment: [String: String] = [:], logPath: String? = nil
+    ) async throws {
+        self.ownsLog = logPath == nil
+        self.logPath = logPath ?? NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
+        self.child = try await RunningProcess(
+            executable.path, ["serve", "--log-level", logLevel],
+            environment: [
                 "FOCUSGATE_KAFKA_BOOTSTRAPSERVERS": bootstrapServers,
                 "FOCUSGATE_STORE_SQLITE_PATH": databasePath,
                 "FOCUSGATE_ADMIN_PORT": "\(self.adminPort)",
-            ].merging(environment) { $1 }
-        ) { $1 }
-        self.process.standardOutput = FileHandle.nullDevice
-        if let standardError {
-            self.process.standardError = standardError
-        } else {
-            _ = FileManager.default.createFile(atPath: self.errorsPath, contents: nil)
-            self.process.standardError = FileHandle(forWritingAtPath: self.errorsPath)
-        }
-        try self.process.run()
+            ].merging(environment) { $1 },
+            errorPath: self.logPath)
     }
 
     deinit {
-        if !self.reaped && self.process.isRunning { kill(self.process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(atPath: self.errorsPath)
+        if self.ownsLog { try? FileManager.default.removeItem(atPath: self.logPath) }
     }
+
+    /// The process id.
+    public var processIdentifier: Int32 { self.child.processIdentifier }
+
+    /// Whether it has not yet been seen to end.
+    public var isRunning: Bool { self.child.isRunning }
 
     /// The `focusgate` binary next to the running executable (test bundle runner or benchmark).
     public static var siblingExecutable: URL {
@@ -65,7 +61,7 @@ public final class ServeProcess {
         request.timeoutInterval = 1
         var ready = false
         try? await Wait.until("/readyz answering 200", timeout: timeout) {
-            guard self.process.isRunning else { return true }  // it will never answer
+            guard self.isRunning else { return true }  // it will never answer
             let answer = try? await URLSession.shared.data(for: request)
             ready = (answer?.1 as? HTTPURLResponse)?.statusCode == 200
             return ready
@@ -116,7 +112,7 @@ public final class ServeProcess {
     /// The process's resident set size in bytes (`VmRSS` of `/proc/<pid>/status`).
     public var residentBytes: Int? {
         guard
-            let status = try? String(contentsOfFile: "/proc/\(self.process.processIdentifier)/status", encoding: .utf8),
+            let status = try? String(contentsOfFile: "/proc/\(self.processIdentifier)/status", encoding: .utf8),
             let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return nil }
@@ -126,45 +122,23 @@ public final class ServeProcess {
     /// Sends `signal` and waits for the exit status (the signal's number when one ended it). When
     /// neither a clean exit nor the signal sent ended the process, prints the end of its log, so
     /// that a test run's output says why.
-    public func stop(_ signal: Int32) -> Int32 {
-        kill(self.process.processIdentifier, signal)
-        let (status, bySignal) = self.waitForExit()
+    public func stop(_ signal: Int32) async -> Int32 {
+        let (status, bySignal) = await self.child.stop(signal)
         if status != 0 && !(bySignal && status == signal) {
             print(
-                "focusgate serve (pid \(self.process.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); the end of its log:\n\(self.standardError.suffix(4000))"
+                "focusgate serve (pid \(self.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); the end of its log:\n\(self.standardError.suffix(4000))"
             )
         }
         return status
     }
 
-    /// Waits for the process to end: through Foundation, or, when Foundation has not noticed a
-    /// child that exited seconds ago (it watches a socket the child holds, which a process
-    /// spawned elsewhere at the same moment can inherit and keep open), by reaping it here.
-    private func waitForExit() -> (status: Int32, bySignal: Bool) {
-        let pid = self.process.processIdentifier
-        var zombieSince: ContinuousClock.Instant?
-        while self.process.isRunning {
-            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-            let state = stat.split(separator: ")").last?.split(separator: " ").first
-            if state == "Z" {
-                let since = zombieSince ?? ContinuousClock.now
-                zombieSince = since
-                if ContinuousClock.now - since > .seconds(5) {
-                    var status: Int32 = 0
-                    guard waitpid(pid, &status, WNOHANG) == pid else { break }
-                    self.reaped = true
-                    print("focusgate serve (pid \(pid)) exited unnoticed by Foundation's Process; reaped by the test")
-                    return status & 0x7F == 0 ? ((status >> 8) & 0xFF, false) : (status & 0x7F, true)
-                }
-            }
-            usleep(20_000)
-        }
-        self.process.waitUntilExit()
-        return (self.process.terminationStatus, self.process.terminationReason == .uncaughtSignal)
+    /// Waits until the process ends by itself; its exit status (the signal's number when one ended it).
+    public func exitStatus() async -> Int32 {
+        await self.child.exit().status
     }
 
     /// What the process wrote to standard error (complete once it exited).
     public var standardError: String {
-        String(decoding: FileManager.default.contents(atPath: self.errorsPath) ?? Data(), as: UTF8.self)
+        String(decoding: FileManager.default.contents(atPath: self.logPath) ?? Data(), as: UTF8.self)
     }
 }

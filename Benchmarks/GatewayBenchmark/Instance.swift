@@ -11,10 +11,10 @@ final class Instance {
     let serve: ServeProcess
 
     init(_ environment: [String: String]) async throws {
-        self.serve = try ServeProcess(
+        self.serve = try await ServeProcess(
             executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: path,
             logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
-            environment: environment, standardError: FileHandle.standardError)
+            environment: environment, logPath: "/dev/stderr")
         guard try await self.serve.waitUntilReady(timeout: .seconds(60)) else {
             fatalError("focusgate serve did not become ready")
         }
@@ -30,7 +30,7 @@ final class Instance {
     /// CPU time of the `serve` process so far (user + system, all threads), in seconds.
     var cpuSeconds: Double {
         let stat =
-            (try? String(contentsOfFile: "/proc/\(self.serve.process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+            (try? String(contentsOfFile: "/proc/\(self.serve.processIdentifier)/stat", encoding: .utf8)) ?? ""
         // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
         let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
@@ -72,8 +72,8 @@ final class Instance {
         }
     }
 
-    func stop() {
-        let status = self.serve.stop(SIGTERM)
+    func stop() async {
+        let status = await self.serve.stop(SIGTERM)
         precondition(status == 0, "focusgate serve exited with \(status)")
     }
 }

@@ -227,7 +227,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> Gate
         allocationsPerRecord: await instance.metric("focusgate_worker_allocations_total") > 0
             ? (after.allocations - before.allocations) / records : nil,
         changelogBytesPerRecord: (after.changelogBytes - before.changelogBytes) / records)
-    instance.stop()
+    await instance.stop()
     return run
 }
 
@@ -349,7 +349,7 @@ func scaleRate(instances count: Int, workers: Int) async throws -> Double {
     }
     let rate = Double(total - first) / ((end - start) / .seconds(1))
     try await producing.value
-    for instance in instances { instance.stop() }
+    for instance in instances { await instance.stop() }
     return rate
 }
 
@@ -457,7 +457,7 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
         try producer.flush(timeout: .seconds(30))
     }
     let latencies = try await reader.value.sorted()
-    instance.stop()
+    await instance.stop()
     return latencies
 }
 

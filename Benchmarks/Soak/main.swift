@@ -51,8 +51,7 @@ do {
 }
 
 let logPath = directory + "/serve.log"
-FileManager.default.createFile(atPath: logPath, contents: nil)
-let serve = try ServeProcess(
+let serve = try await ServeProcess(
     executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: databasePath,
     environment: [
         "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
@@ -60,13 +59,13 @@ let serve = try ServeProcess(
         "FOCUSGATE_BADGES_MAXUNREADPERAPP": "32",
         "FOCUSGATE_KAFKA_PROPERTIES_FETCH_WAIT_MAX_MS": "10",
     ],
-    standardError: FileHandle(forWritingAtPath: logPath))
+    logPath: logPath)
 guard try await serve.waitUntilReady(timeout: .seconds(60)) else {
     log("focusgate serve did not become ready; its log: \(logPath)")
     exit(1)
 }
 log(
-    "soak: \(seconds) s at \(rate) records/s, \(users) users, serve pid \(serve.process.processIdentifier), log \(logPath)"
+    "soak: \(seconds) s at \(rate) records/s, \(users) users, serve pid \(serve.processIdentifier), log \(logPath)"
 )
 
 // MARK: - Load
@@ -160,15 +159,15 @@ while ContinuousClock.now - start < .seconds(seconds) {
     log(
         #"{"soak":"sample","elapsedSeconds":\#(Int(sample.elapsed)),"produced":\#(sample.produced),"consumed":\#(Int(sample.consumed)),"lag":\#(Int(sample.lag)),"residentBytes":\#(sample.residentBytes)}"#
     )
-    guard serve.process.isRunning else { break }
+    guard serve.isRunning else { break }
 }
 stopLoad.store(true, ordering: .relaxed)
 try await load.value
 
 // MARK: - Verdict
 
-let alive = serve.process.isRunning
-let exitStatus = serve.stop(SIGTERM)
+let alive = serve.isRunning
+let exitStatus = await serve.stop(SIGTERM)
 let half = taken.filter { $0.elapsed >= Double(seconds) / 2 }
 let middle = half.first?.residentBytes ?? 0
 let end = taken.last?.residentBytes ?? 0

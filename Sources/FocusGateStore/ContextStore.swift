@@ -1,6 +1,6 @@
 public import FocusGateCore
 
-/// The source of truth for Focus contexts (SPEC §9).
+/// The source of truth for Focus contexts (docs/contract.md, "Invalidations and the context store").
 ///
 /// Writes are version-checked: a context replaces the stored one only when its version is newer,
 /// and a deleted context leaves its version behind, so a late or replayed write never wins.
@@ -22,6 +22,9 @@ public protocol ContextStore: Sendable {
 
     /// Answers when the store is reachable (readiness).
     func ping() async throws(ContextStoreError)
+
+    /// Releases the store's connections and files; no call may follow.
+    func close() async
 }
 
 extension ContextStore {

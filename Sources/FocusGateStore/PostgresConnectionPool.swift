@@ -16,8 +16,10 @@ final class PostgresConnectionPool: Sendable {
     private struct State {
         var idle: [PostgresConnection] = []
         var open = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        /// Calls waiting for a connection, in arrival order, each with its ticket.
+        var waiters: [(ticket: Int, continuation: CheckedContinuation<Void, any Error>)] = []
         var nextID = 0
+        var nextTicket = 0
         var isClosed = false
     }
 
@@ -88,27 +90,51 @@ final class PostgresConnectionPool: Sendable {
                     throw error
                 }
             case .wait:
-                await withCheckedContinuation { continuation in
-                    let resumeNow = self.state.withLock { state -> Bool in
-                        if !state.idle.isEmpty || state.open < self.maximumConnections { return true }
-                        state.waiters.append(continuation)
-                        return false
-                    }
-                    if resumeNow { continuation.resume() }
+                try await self.waitForConnection()
+            }
+        }
+    }
+
+    /// Waits until a connection is idle or may be opened; a cancelled call stops waiting at once
+    /// and throws `CancellationError`.
+    private func waitForConnection() async throws {
+        let ticket = self.state.withLock { state in
+            state.nextTicket += 1
+            return state.nextTicket
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Now { case wait, go, cancelled }
+                let now = self.state.withLock { state -> Now in
+                    if Task.isCancelled { return .cancelled }
+                    if !state.idle.isEmpty || state.open < self.maximumConnections { return .go }
+                    state.waiters.append((ticket, continuation))
+                    return .wait
+                }
+                switch now {
+                case .wait: break
+                case .go: continuation.resume()
+                case .cancelled: continuation.resume(throwing: CancellationError())
                 }
             }
+        } onCancel: {
+            let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                guard let index = state.waiters.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(throwing: CancellationError())
         }
     }
 
     private func release(_ connection: PostgresConnection, healthy: Bool) {
         let keep = healthy && !connection.isClosed
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
             if keep && !state.isClosed {
                 state.idle.append(connection)
             } else {
                 state.open -= 1
             }
-            return state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            return state.waiters.isEmpty ? nil : state.waiters.removeFirst().continuation
         }
         if !keep || self.state.withLock({ $0.isClosed }) {
             Task { try? await connection.close() }
@@ -117,9 +143,9 @@ final class PostgresConnectionPool: Sendable {
     }
 
     private func freeSlot() {
-        let waiter = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = self.state.withLock { state -> CheckedContinuation<Void, any Error>? in
             state.open -= 1
-            return state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            return state.waiters.isEmpty ? nil : state.waiters.removeFirst().continuation
         }
         waiter?.resume()
     }

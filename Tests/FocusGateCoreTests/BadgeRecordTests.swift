@@ -1,4 +1,5 @@
 import FocusGateCore
+import FocusGateHarness
 import Foundation
 import Testing
 
@@ -10,13 +11,11 @@ struct BadgeRecordTests {
         version: Int64, focus: String? = "Work", predicate: String = "SELF IN {'work'}", hideBadges: Bool = false,
         expiresAt: Int64? = nil
     ) -> CompiledFocusContext {
-        var compiler = FocusContextCompiler()
-        return try! compiler.compile(
-            FocusContext(
-                userID: "u", version: version, focus: focus,
-                expiresAt: expiresAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                hideBadges: hideBadges, apps: ["chat": .init(filterPredicate: predicate)]
-            ))
+        FocusContext.fixture(
+            version: version, focus: focus, predicate: predicate,
+            expiresAt: expiresAt.map(Date.init(unixMilliseconds:)),
+            hideBadges: hideBadges
+        ).compiledForTests()
     }
 
     @Test("badge records: key and JSON value")

@@ -1,4 +1,5 @@
 import FocusGateCore
+import FocusGateHarness
 import Foundation
 import Testing
 
@@ -14,13 +15,10 @@ struct DecisionTests {
         otherApps: FocusContext.OtherApps = .deliver,
         apps: [String: FocusContext.AppFilter] = ["chat": .init(filterPredicate: "SELF IN {'work'}")]
     ) -> CompiledFocusContext {
-        var compiler = FocusContextCompiler()
-        let document = FocusContext(
-            userID: "u", version: 7, focus: focus,
-            expiresAt: expiresAt.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+        FocusContext.fixture(
+            version: 7, focus: focus, expiresAt: expiresAt.map(Date.init(unixMilliseconds:)),
             allowTimeSensitive: allowTimeSensitive, hideBadges: hideBadges, otherApps: otherApps, apps: apps
-        )
-        return try! compiler.compile(document)
+        ).compiledForTests()
     }
 
     struct Case: Sendable, CustomTestStringConvertible {

@@ -44,14 +44,12 @@ func withStore<R>(_ kind: StoreKind, _ body: (any ContextStore) async throws -> 
 func context(_ userID: String, version: Int64, focus: String? = "Work", predicate: String = "SELF IN {'work'}")
     -> FocusContext
 {
-    FocusContext(
-        userID: userID, version: version, focus: focus,
-        expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
+    FocusContext.fixture(
+        userID, version: version, focus: focus, expiresAt: Date(timeIntervalSince1970: 1_900_000_000),
         apps: [
             "com.example.chat": .init(
                 filterPredicate: predicate, parameters: .object(["account": .string("work-\(userID)")]))
-        ]
-    )
+        ])
 }
 
 @Suite("Context stores (SQLite and PostgreSQL)", .serialized)

@@ -160,17 +160,40 @@ struct ContextCacheTests {
         try await self.withPrivatePostgres { server, store, database in
             let (cache, _) = self.cache(store, timeout: .milliseconds(300))
 
-            let lock = try server.psqlInBackground(
+            let lock = try await server.psqlInBackground(
                 "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(4); COMMIT;",
                 database: database)
             try await self.waitForTableLock(server, database)
             let start = ContinuousClock.now
             #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
             #expect(ContinuousClock.now - start < .seconds(2), "the 300 ms timeout, not the 4 s lock")
-            lock.waitUntilExit()
+            _ = await lock.exit()
             try await Wait.until("the context loaded once the lock is gone", timeout: .seconds(4)) {
                 try await cache.resolveOffPool(["u"])["u"]?.version == 1
             }
+        }
+    }
+
+    @Test("PostgreSQL: a call waiting for a pool connection stops waiting when its task is cancelled")
+    func cancelledWaitForConnection() async throws {
+        try await self.withPrivatePostgres { server, _, database in
+            let store = try PostgresContextStore(
+                url: server.url(database: database), maximumConnections: 1, logger: testLogger)
+            // The pool's one connection is held by a load blocked on a table lock for 3 s.
+            let lock = try await server.psqlInBackground(
+                "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
+                database: database)
+            try await self.waitForTableLock(server, database)
+            let holding = Task.detached { try await store.context(for: "u") }
+            try await self.waitForBlockedLoad(server, database)
+            let waiting = Task.detached { try await store.context(for: "u") }
+            let cancelledAt = ContinuousClock.now
+            waiting.cancel()
+            await #expect(throws: (any Error).self) { try await waiting.value }
+            #expect(ContinuousClock.now - cancelledAt < .seconds(1), "not after the 3 s lock")
+            #expect(try await holding.value?.version == 1)
+            _ = await lock.exit()
+            await store.close()
         }
     }
 
@@ -180,7 +203,7 @@ struct ContextCacheTests {
             let (cache, _) = self.cache(store, timeout: .seconds(5))
 
             // Hold the table so that the miss-load of "u" is in flight, then announce version 2.
-            let lock = try server.psqlInBackground(
+            let lock = try await server.psqlInBackground(
                 "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
                 database: database)
             try await self.waitForTableLock(server, database)
@@ -188,7 +211,7 @@ struct ContextCacheTests {
             try await self.waitForBlockedLoad(server, database)
             _ = try await cache.applyOffPool(.reload(userID: "u", version: 2))
             let raced = try await loading.value
-            lock.waitUntilExit()
+            _ = await lock.exit()
             #expect(raced?.isUnavailable == true, "the version-1 load finished after version 2 was announced")
             #expect(
                 try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true, "the store still has version 1 only")

@@ -1,4 +1,5 @@
 import FocusGate
+import FocusGateHarness
 import Foundation
 import Testing
 import Yams
@@ -11,18 +12,9 @@ struct OperationsFilesTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = self.root
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    static func run(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let result = try await ChildProcess.run(executable, arguments, workingDirectory: self.root.path)
+        return (result.status, result.output + result.error)
     }
 
     static func tool(_ name: String) -> String? {
@@ -36,14 +28,14 @@ struct OperationsFilesTests {
     }
 
     @Test("alert rules and the Prometheus configuration pass promtool (Debian's prometheus package)")
-    func promtool() throws {
+    func promtool() async throws {
         guard let promtool = Self.tool("promtool") else {
             Issue.record("promtool is not installed: make test installs it (apt-get install prometheus)")
             return
         }
-        let rules = try Self.run(promtool, ["check", "rules", "dashboards/prometheus/alerts.yaml"])
+        let rules = try await Self.run(promtool, ["check", "rules", "dashboards/prometheus/alerts.yaml"])
         #expect(rules.status == 0 && rules.output.contains("SUCCESS: 6 rules found"), "\(rules.output)")
-        let config = try Self.run(promtool, ["check", "config", "dashboards/prometheus/prometheus.yml"])
+        let config = try await Self.run(promtool, ["check", "config", "dashboards/prometheus/prometheus.yml"])
         #expect(config.status == 0, "\(config.output)")
         for document in try Self.yamlDocuments("dashboards/prometheus/alerts.yaml") {
             for group in document["groups"] as? [[String: Any]] ?? [] {
@@ -56,7 +48,7 @@ struct OperationsFilesTests {
     }
 
     @Test("the dashboard is valid JSON with a panel for every operator question; provisioning parses")
-    func dashboard() throws {
+    func dashboard() async throws {
         let data = try Data(contentsOf: Self.root.appendingPathComponent("dashboards/focusgate.json"))
         let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let titles = (dashboard["panels"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }.joined(
@@ -76,12 +68,12 @@ struct OperationsFilesTests {
     }
 
     @Test("deploy/compose.yaml validates with docker compose config")
-    func compose() throws {
+    func compose() async throws {
         let result: (status: Int32, output: String)
-        if let docker = Self.tool("docker"), (try? Self.run(docker, ["compose", "version"]))?.status == 0 {
-            result = try Self.run(docker, ["compose", "-f", "deploy/compose.yaml", "config", "--quiet"])
+        if let docker = Self.tool("docker"), (try? await Self.run(docker, ["compose", "version"]))?.status == 0 {
+            result = try await Self.run(docker, ["compose", "-f", "deploy/compose.yaml", "config", "--quiet"])
         } else if let compose = Self.tool("docker-compose") {
-            result = try Self.run(compose, ["-f", "deploy/compose.yaml", "config", "--quiet"])
+            result = try await Self.run(compose, ["-f", "deploy/compose.yaml", "config", "--quiet"])
         } else {
             Issue.record("neither docker compose nor docker-compose is installed: make test installs docker-compose")
             return
@@ -97,7 +89,7 @@ struct OperationsFilesTests {
     }
 
     @Test("Kubernetes manifests: probes, grace period, budget, secret, and a configuration serve accepts")
-    func kubernetes() throws {
+    func kubernetes() async throws {
         var documents: [String: [String: Any]] = [:]
         for file in ["configmap", "secret", "deployment", "service", "poddisruptionbudget"] {
             for document in try Self.yamlDocuments("deploy/kubernetes/\(file).yaml") {
@@ -131,13 +123,13 @@ struct OperationsFilesTests {
                 && !configuration.adminToken.isEmpty)
 
         if let kubectl = Self.tool("kubectl") {
-            let built = try Self.run(kubectl, ["kustomize", "deploy/kubernetes"])
+            let built = try await Self.run(kubectl, ["kustomize", "deploy/kubernetes"])
             #expect(built.status == 0, "\(built.output)")
         }
     }
 
     @Test("the image builds the release binary and runs it as a non-root user with librdkafka1")
-    func dockerfile() throws {
+    func dockerfile() async throws {
         let text = try String(contentsOf: Self.root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
         #expect(text.components(separatedBy: "\nFROM ").count >= 3, "multi-stage")
         #expect(text.contains("librdkafka1") && text.contains("USER 10001"))

@@ -23,9 +23,7 @@ func temporarySQLiteStore() async throws -> SQLiteContextStore {
 func workContext(_ userID: String, version: Int64, accepts criteria: String = "work", focus: String? = "Work")
     -> FocusContext
 {
-    FocusContext(
-        userID: userID, version: version, focus: focus,
-        apps: ["chat": .init(filterPredicate: "SELF IN {'\(criteria)'}")])
+    FocusContext.fixture(userID, version: version, focus: focus, predicate: "SELF IN {'\(criteria)'}")
 }
 
 /// The value of one sample in the registry's Prometheus text (0 when absent).

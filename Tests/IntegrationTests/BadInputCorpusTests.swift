@@ -67,7 +67,7 @@ extension EmbeddedBrokerTests {
         @Test("events, invalidations and admin requests from the corpus: documented outcomes, nothing lost, still up")
         func corpus() async throws {
             let bench = try await GatewayBench()
-            let serve = try ServeProcess(
+            let serve = try await ServeProcess(
                 bench, environment: ["FOCUSGATE_ADMIN_TOKEN": Self.token, "FOCUSGATE_LIMITS_MAXEVENTBYTES": "65536"])
             #expect(try await serve.waitUntilReady())
             let bearer = "Bearer \(Self.token)"
@@ -80,9 +80,9 @@ extension EmbeddedBrokerTests {
             try await self.invalidations(bench, serve)
             try await self.adminRequests(serve, bearer: bearer)
 
-            #expect(serve.process.isRunning, "the process stays up")
+            #expect(serve.isRunning, "the process stays up")
             #expect(try await Self.request(serve, "GET", "/healthz", authorization: nil).status == 200)
-            #expect(serve.stop(SIGTERM) == 0)
+            #expect(await serve.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
 

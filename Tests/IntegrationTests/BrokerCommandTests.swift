@@ -1,3 +1,4 @@
+import FocusGateHarness
 import FocusGateKafka
 import Foundation
 import Testing
@@ -12,19 +13,18 @@ extension EmbeddedBrokerTests {
                 "focusgate")
         }
 
-        @Test("serves the SPEC topics on the requested port and stops cleanly on SIGTERM")
-        func servesTopics() throws {
+        @Test("serves the contract's topics on the requested port and stops cleanly on SIGTERM")
+        func servesTopics() async throws {
             let port = KafkaTestSupport.freePort()
-            let process = Process()
-            process.executableURL = self.executable
-            process.arguments = ["broker", "--port", "\(port)", "--partitions", "3", "--log-level", "error"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            defer { if process.isRunning { process.terminate() } }
+            let process = try await RunningProcess(
+                self.executable.path,
+                ["broker", "--port", "\(port)", "--partitions", "3", "--log-level", "error"], errorPath: "/dev/null")
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
-            let firstLine = try #require(readLine(from: output.fileHandleForReading))
-            #expect(firstLine == "embedded broker listening: 127.0.0.1:\(port)")
+            let printed = try await Wait.for("the broker's first line", { process.standardOutput }) {
+                $0.contains("\n")
+            }
+            #expect(printed.split(separator: "\n").first == "embedded broker listening: 127.0.0.1:\(port)")
 
             let consumer = try KafkaConsumer(
                 configuration: KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:\(port)", groupID: nil),
@@ -38,33 +38,13 @@ extension EmbeddedBrokerTests {
             }
             consumer.close()
 
-            process.terminate()  // SIGTERM
-            process.waitUntilExit()
-            #expect(process.terminationReason == .exit)
-            #expect(process.terminationStatus == 0)
+            #expect(await process.stop(SIGTERM) == (0, false), "a clean exit, not the signal")
         }
 
         @Test("refuses a bad partition count with a usage error")
-        func refusesBadArguments() throws {
-            let process = Process()
-            process.executableURL = self.executable
-            process.arguments = ["broker", "--partitions", "0"]
-            process.standardError = Pipe()
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 64)  // EX_USAGE
-        }
-
-        private func readLine(from handle: FileHandle) -> String? {
-            var bytes: [UInt8] = []
-            while true {
-                let chunk = handle.readData(ofLength: 1)
-                guard let byte = chunk.first else {
-                    return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-                }
-                if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-                bytes.append(byte)
-            }
+        func refusesBadArguments() async throws {
+            let result = try await ChildProcess.run(self.executable.path, ["broker", "--partitions", "0"])
+            #expect(result.status == 64 && !result.bySignal)  // EX_USAGE
         }
     }
 }

@@ -41,7 +41,7 @@ extension EmbeddedBrokerTests {
         @Test("serve exposes every SPEC metric and every metric the dashboard and alert rules use")
         func metricsExist() async throws {
             let bench = try await GatewayBench()
-            let serve = try ServeProcess(bench)
+            let serve = try await ServeProcess(bench)
             #expect(try await serve.waitUntilReady())
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(serve.adminPort)/v1/users/u-1/context")!)
             request.httpMethod = "PUT"
@@ -80,7 +80,7 @@ extension EmbeddedBrokerTests {
             #expect(exposition.contains(#"focusgate_decisions_total{decision="delivered",reason="predicate-match"} 1"#))
             #expect(exposition.contains(#"focusgate_dlq_total{error="invalid-json"} 1"#))
             #expect(!exposition.contains("u-1"), "no user ids in labels")
-            #expect(serve.stop(SIGTERM) == 0)
+            #expect(await serve.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
     }

@@ -15,9 +15,9 @@ extension EmbeddedBrokerTests {
             _ user: String, version: Int64, focus: String? = "Work", allowTimeSensitive: Bool = true,
             otherApps: FocusContext.OtherApps = .deliver, expiresAt: Date? = nil
         ) -> FocusContext {
-            FocusContext(
-                userID: user, version: version, focus: focus, expiresAt: expiresAt,
-                allowTimeSensitive: allowTimeSensitive, otherApps: otherApps,
+            FocusContext.fixture(
+                user, version: version, focus: focus, expiresAt: expiresAt, allowTimeSensitive: allowTimeSensitive,
+                otherApps: otherApps,
                 apps: [
                     "chat": .init(filterPredicate: "SELF IN {'work'}"),
                     "mail": .init(silenced: true),
@@ -297,6 +297,48 @@ extension EmbeddedBrokerTests {
                 "the API's badges at sequence 6", { await instance.gateway.badges.badges(userID: "u-1") }
             ) { $0.first?.sequence == 6 }
             #expect(badges == [Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("a context's expiry recomputes the badge without any message (time moved by an injected clock)")
+        func expiryRecomputesBadges() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            let expiresAt = Date(timeIntervalSince1970: Double(clock.nowMilliseconds()) / 1000 + 3600)
+            try await bench.put(Self.context("u-exp", version: 1, expiresAt: expiresAt))
+            try await instance.waitUntil({ instance.invalidationsHandled >= 1 }, what: "the context announced")
+
+            /// The latest badge record of u-exp/chat once one satisfies `accept`.
+            func badge(where accept: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
+                try await Wait.for(
+                    "a badge record of u-exp/chat", timeout: .seconds(20),
+                    {
+                        try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-exp/chat" }.compactMap {
+                            try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                        }.last
+                    }
+                ) { $0.map(accept) ?? false }!
+            }
+            // Work Focus, chat accepts "work": one of the two unread counts.
+            try bench.send([
+                Events.notification("e-1", user: "u-exp", criteria: "work"),
+                Events.notification("e-2", user: "u-exp", criteria: "home"),
+            ])
+            // A record is published when the badge changes: the silenced one changes only `unread`.
+            let before = try await badge { $0["badge"] as? Int == 1 }
+            #expect(before["focus"] as? String == "Work")
+            try await instance.waitUntil(
+                { instance.metric("focusgate_events_consumed_total") == 2 }, what: "both notifications consumed")
+
+            // Two hours later by the gateway's clock: the Focus expired, no message says so.
+            clock.advance(by: .seconds(7200))
+            let after = try await badge { $0["badge"] as? Int == 2 }
+            #expect(after["focus"] is NSNull && after["unread"] as? Int == 2)
+            #expect((after["sequence"] as? Int ?? 0) > (before["sequence"] as? Int ?? 0))
             try await instance.stop()
             await bench.shutdown()
         }

@@ -10,8 +10,8 @@ import Testing
 
 extension ServeProcess {
     /// `focusgate serve` against the test's embedded broker and store, with fast group settings.
-    convenience init(_ bench: GatewayBench, environment extra: [String: String] = [:]) throws {
-        try self.init(
+    convenience init(_ bench: GatewayBench, environment extra: [String: String] = [:]) async throws {
+        try await self.init(
             executable: Self.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
             databasePath: bench.databasePath,
             logLevel: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
@@ -83,14 +83,14 @@ extension EmbeddedBrokerTests {
             let records = Self.stream(3000)
             let expectedIDs = Self.outputIDs(records)
 
-            let first = try ServeProcess(bench)
+            let first = try await ServeProcess(bench)
             #expect(try await first.waitUntilReady())
             // Produced only once the instance owns the partitions (the embedded broker's first join
             // takes seconds): records flow through it while it stops, rather than wait as a backlog.
             #expect(try await first.waitUntilAssigned())
             let producing = Self.produceInBackground(bench, records, chunks: 30)
             try await first.waitForConsumed(900)
-            #expect(first.stop(SIGTERM) == 0, "a graceful stop exits 0")
+            #expect(await first.stop(SIGTERM) == 0, "a graceful stop exits 0")
             let committed = try bench.committedOffsets()
             try await producing.value
             print(
@@ -98,7 +98,7 @@ extension EmbeddedBrokerTests {
             )
             #expect(committed.values.reduce(0, +) < Int64(records.count), "stopped mid-stream")
 
-            let second = try ServeProcess(bench)
+            let second = try await ServeProcess(bench)
             #expect(try await second.waitUntilReady())
             let audit = try await bench.settled(records: records.count)
             let outputs = audit.outputsByID
@@ -106,20 +106,18 @@ extension EmbeddedBrokerTests {
             let repeated = outputs.filter { $0.value.count != 1 }
             #expect(repeated.isEmpty, "exactly once: \(repeated.count) ids repeated, e.g. \(repeated.keys.prefix(3))")
             #expect(audit.finalBadges == Events.expectedBadges(records), "badges continue from the restored state")
-            #expect(second.stop(SIGTERM) == 0)
+            #expect(await second.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
 
         @Test("a fenced producer is fatal: serve stops with a clear log line and a non-zero exit status")
         func fencedIsFatal() async throws {
             let bench = try await GatewayBench()
-            let serve = try ServeProcess(bench)
+            let serve = try await ServeProcess(bench)
             #expect(try await serve.waitUntilReady())
             try bench.broker.pushRequestErrors(.endTransaction, [KafkaError.Code(rawValue: 90)])  // PRODUCER_FENCED
             try bench.send([Events.notification("n-1", user: "u-1", criteria: "work")])
-            try await Wait.until("the instance stopping by itself") { !serve.process.isRunning }
-            serve.process.waitUntilExit()
-            #expect(serve.process.terminationStatus == 1)
+            #expect(await serve.exitStatus() == 1, "the instance stops by itself")
             let log = serve.standardError
             #expect(
                 log.contains("critical") && log.contains("fatal Kafka error") && log.contains("fenced"),
@@ -136,18 +134,18 @@ extension EmbeddedBrokerTests {
             // A long commit interval, so that the kill lands inside an open transaction: right
             // after the first commit, once 300 more records went through, while records still
             // arrive (produced over 6 s, from the moment the instance owns the partitions).
-            let first = try ServeProcess(bench, environment: ["FOCUSGATE_COMMIT_INTERVALMS": "2000"])
+            let first = try await ServeProcess(bench, environment: ["FOCUSGATE_COMMIT_INTERVALMS": "2000"])
             #expect(try await first.waitUntilReady())
             #expect(try await first.waitUntilAssigned())
             let producing = Self.produceInBackground(bench, records, chunks: 60)
             let commits = #"focusgate_transactions_total{result="committed"}"#
             #expect(try await first.waitForMetric(commits, atLeast: 1, timeout: .seconds(30)))
             try await first.waitForConsumed(await first.metric("focusgate_events_consumed_total") + 300)
-            #expect(first.stop(SIGKILL) == SIGKILL)
+            #expect(await first.stop(SIGKILL) == SIGKILL)
             let committedAtKill = try bench.committedOffsets()
             try await producing.value
 
-            let second = try ServeProcess(bench)
+            let second = try await ServeProcess(bench)
             #expect(try await second.waitUntilReady())
             let audit = try await bench.settled(records: records.count)
             let outputs = audit.outputsByID
@@ -168,7 +166,7 @@ extension EmbeddedBrokerTests {
             #expect(duplicates > 0, "the kill landed inside an open transaction, whose outputs the replay repeats")
             #expect(committedAtKill.values.reduce(0, +) > 0, "a transaction committed before the kill")
             #expect(audit.finalBadges == Events.expectedBadges(records), "badges equal a recomputation from the inputs")
-            #expect(second.stop(SIGTERM) == 0)
+            #expect(await second.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
     }

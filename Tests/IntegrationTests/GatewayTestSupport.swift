@@ -247,6 +247,21 @@ final class InProcessGateway: Sendable {
     }
 }
 
+/// A wall clock the test moves by hand (``GatewayConfiguration/clock``).
+final class ManualWallClock: WallClock {
+    private let now: Atomic<Int64>
+
+    init(startingAt start: Int64 = SystemWallClock().nowMilliseconds()) {
+        self.now = Atomic(start)
+    }
+
+    func nowMilliseconds() -> Int64 { self.now.load(ordering: .relaxed) }
+
+    func advance(by duration: Duration) {
+        self.now.add(Int64(duration / .milliseconds(1)), ordering: .relaxed)
+    }
+}
+
 // MARK: - Events
 
 enum Events {

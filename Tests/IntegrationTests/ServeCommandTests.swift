@@ -25,23 +25,18 @@ extension EmbeddedBrokerTests {
             let kafkaPort = KafkaTestSupport.freePort()
             let adminPort = KafkaTestSupport.freePort()
             let database = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).sqlite"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-                .appendingPathComponent("focusgate")
-            process.arguments = ["serve"]
-            process.environment = ProcessInfo.processInfo.environment.merging([
-                "FOCUSGATE_KAFKA_EMBEDDED_PORT": "\(kafkaPort)",
-                "FOCUSGATE_ADMIN_PORT": "\(adminPort)",
-                "FOCUSGATE_STORE_SQLITE_PATH": database,
-            ]) { $1 }
-            let output = Pipe()
-            let logs = Pipe()
-            process.standardOutput = output
-            process.standardError = logs
-            try process.run()
+            let logPath = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
+            let process = try await RunningProcess(
+                ServeProcess.siblingExecutable.path, ["serve"],
+                environment: [
+                    "FOCUSGATE_KAFKA_EMBEDDED_PORT": "\(kafkaPort)",
+                    "FOCUSGATE_ADMIN_PORT": "\(adminPort)",
+                    "FOCUSGATE_STORE_SQLITE_PATH": database,
+                ], errorPath: logPath)
             defer {
-                if process.isRunning { process.terminate() }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+                try? FileManager.default.removeItem(atPath: logPath)
             }
             let admin = "http://127.0.0.1:\(adminPort)"
             try await Wait.until("/readyz answering 200") { (try? await self.get("\(admin)/readyz").0) == 200 }
@@ -68,15 +63,13 @@ extension EmbeddedBrokerTests {
             #expect(invalidations.first?.keyString == "u-1")
             consumer.close()
 
-            process.terminate()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(await process.stop(SIGTERM) == (0, false))
+            let printed = process.standardOutput
             #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker)"))
             #expect(printed.contains("admin: \(admin)"))
             // A default start (make run) logs nothing at warning level or above: no librdkafka
             // "is a consumer property and will be ignored by this producer instance".
-            let logged = String(decoding: logs.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let logged = String(decoding: FileManager.default.contents(atPath: logPath) ?? Data(), as: UTF8.self)
             let loud = logged.split(separator: "\n").filter {
                 $0.contains(#""level":"warning""#) || $0.contains(#""level":"error""#)
                     || $0.contains(#""level":"critical""#) || $0.contains(" warning ") || $0.contains("CONFWARN")
@@ -96,26 +89,25 @@ extension EmbeddedBrokerTests {
 
             // TLS against the plaintext embedded broker: the clients try a TLS handshake, so the
             // instance never joins its group; it stays up and says why.
-            let tls = try ServeProcess(
+            let tls = try await ServeProcess(
                 executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
                 databasePath: database, logLevel: "info",
                 environment: ["FOCUSGATE_KAFKA_PROPERTIES_SECURITY_PROTOCOL": "SSL"])
             #expect(try await tls.waitUntilReady(timeout: .seconds(8)) == false, "no TLS broker, so never ready")
-            #expect(tls.process.isRunning, "unreachable brokers are not fatal")
-            #expect(tls.stop(SIGTERM) == 0)
+            #expect(tls.isRunning, "unreachable brokers are not fatal")
+            #expect(await tls.stop(SIGTERM) == 0)
             let tlsLog = tls.standardError
             #expect(tlsLog.contains("SSL"), "librdkafka reports the TLS handshake: \(tlsLog.suffix(1500))")
 
             // A SASL mechanism librdkafka does not know is refused when the clients are created.
-            let sasl = try ServeProcess(
+            let sasl = try await ServeProcess(
                 executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
                 databasePath: database,
                 environment: [
                     "FOCUSGATE_KAFKA_PROPERTIES_SECURITY_PROTOCOL": "SASL_PLAINTEXT",
                     "FOCUSGATE_KAFKA_PROPERTIES_SASL_MECHANISMS": "NOT-A-MECHANISM",
                 ])
-            sasl.process.waitUntilExit()
-            #expect(sasl.process.terminationStatus != 0)
+            #expect(await sasl.exitStatus() != 0)
             let saslLog = sasl.standardError
             #expect(saslLog.contains("NOT-A-MECHANISM"), "the refusal names the value: \(saslLog.suffix(1500))")
         }

@@ -51,11 +51,11 @@ public struct AdminAPI: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())
-        router.get("healthz") { _, _ in Self.json(["status": "ok"]) }
+        router.get("healthz") { _, _ in Self.json(Health()) }
         router.get("readyz") { _, _ in
             let readiness = await self.readiness()
             return Self.json(
-                ["ready": readiness.isReady, "checks": readiness.checks],
+                ReadinessAnswer(ready: readiness.isReady, checks: readiness.checks),
                 status: readiness.isReady ? .ok : .serviceUnavailable)
         }
         let ready = self.registry.makeGauge(
@@ -124,7 +124,7 @@ public struct AdminAPI: Sendable {
                 throw AdminError(
                     .conflict, "stale-version",
                     "the stored context has version \(current); a write needs a higher version",
-                    details: ["currentVersion": current])
+                    currentVersion: current)
             }
         }
         do {
@@ -136,15 +136,14 @@ public struct AdminAPI: Sendable {
                 .serviceUnavailable, "invalidation-failed",
                 "the context is stored but its invalidation was not published; repeat the same PUT")
         }
-        return Self.json([
-            "context": (try? JSONSerialization.jsonObject(with: document.encoded())) ?? [:],
-            "warnings": document.predicateWarnings.map {
-                [
-                    "field": $0.field, "code": $0.warning.code, "position": $0.warning.position,
-                    "message": $0.warning.message,
-                ]
-            },
-        ])
+        return Self.json(
+            StoredContext(
+                context: document,
+                warnings: document.predicateWarnings.map {
+                    .init(
+                        field: $0.field, code: $0.warning.code, position: $0.warning.position,
+                        message: $0.warning.message)
+                }))
     }
 
     private func deleteContext(_ context: BasicRequestContext) async throws -> Response {
@@ -172,12 +171,12 @@ public struct AdminAPI: Sendable {
                 "badges are kept by the notification pipeline, which this instance does not run")
         }
         let badges = await reader.badges(userID: userID)
-        return Self.json([
-            "userId": userID,
-            "badges": badges.map {
-                ["appId": $0.appID, "badge": $0.badge, "unread": $0.unread, "sequence": $0.sequence]
-            },
-        ])
+        return Self.json(
+            UserBadges(
+                userId: userID,
+                badges: badges.map {
+                    .init(appId: $0.appID, badge: $0.badge, unread: $0.unread, sequence: $0.sequence)
+                }))
     }
 
     private func explain(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
@@ -196,7 +195,7 @@ public struct AdminAPI: Sendable {
             event = try EventDecoder().decode(Array(eventData))
         } catch {
             throw AdminError(
-                .badRequest, error.code.rawValue, error.detail, details: error.field.map { ["field": $0] } ?? [:])
+                .badRequest, error.code.rawValue, error.detail, field: error.field)
         }
         var focusContext: FocusContext?
         if let contextObject = object["context"], !(contextObject is NSNull) {
@@ -219,13 +218,11 @@ public struct AdminAPI: Sendable {
         let explanation: DecisionExplanation
         do {
             explanation = try DecisionExplanation(
-                event: event, context: focusContext, nowMilliseconds: WallClock.nowMilliseconds())
+                event: event, context: focusContext, nowMilliseconds: SystemWallClock().nowMilliseconds())
         } catch {
             throw Self.contextError(error)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return Self.json(data: try encoder.encode(explanation))
+        return Self.json(explanation)
     }
 
     // MARK: - Helpers
@@ -246,18 +243,15 @@ public struct AdminAPI: Sendable {
     }
 
     private static func contextError(_ error: FocusContextError) -> AdminError {
-        var details: [String: any Sendable] = [:]
-        if let field = error.field { details["field"] = field }
-        if let predicate = error.predicateError {
-            details["position"] = predicate.position
-            details["reason"] = predicate.code.rawValue
-        }
-        return AdminError(.badRequest, error.code, error.message, details: details)
+        AdminError(
+            .badRequest, error.code, error.message, field: error.field, position: error.predicateError?.position,
+            reason: error.predicateError?.code.rawValue)
     }
 
-    static func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return self.json(data: data, status: status)
+    /// `value` as a JSON answer, keys sorted (the admin API's answer types, docs/openapi.yaml).
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) -> Response {
+        // Encoding these plain answer types cannot fail.
+        self.json(data: try! FocusContext.jsonEncoder.encode(value), status: status)
     }
 
     static func json(data: Data, status: HTTPResponse.Status = .ok) -> Response {

@@ -2,29 +2,39 @@ import Foundation
 public import HTTPTypes
 public import Hummingbird
 
-/// An admin API error: an HTTP status and a JSON body `{"error": code, "message": …}` with a stable code.
+/// An admin API error: an HTTP status and a JSON body `{"error": code, "message": …}` with a
+/// stable code, plus the details some codes carry (``ErrorAnswer``).
 public struct AdminError: Error, Sendable, HTTPResponseError {
     public var status: HTTPResponse.Status
     public var code: String
     public var message: String
-    /// Extra members of the body (e.g. the predicate error's position).
-    public var details: [String: any Sendable]
+    /// The offending field.
+    public var field: String?
+    /// A predicate error's position and reason.
+    public var position: Int?
+    public var reason: String?
+    /// The stored version, with `stale-version`.
+    public var currentVersion: Int64?
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, details: [String: any Sendable] = [:])
-    {
+    public init(
+        _ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil,
+        position: Int? = nil, reason: String? = nil, currentVersion: Int64? = nil
+    ) {
         self.status = status
         self.code = code
         self.message = message
-        self.details = details
+        self.field = field
+        self.position = position
+        self.reason = reason
+        self.currentVersion = currentVersion
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var object: [String: Any] = ["error": self.code, "message": self.message]
-        for (key, value) in self.details { object[key] = value }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
-        return Response(
-            status: self.status, headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        AdminAPI.json(
+            ErrorAnswer(
+                error: self.code, message: self.message, field: self.field, position: self.position,
+                reason: self.reason, currentVersion: self.currentVersion),
+            status: self.status)
     }
 }
 

@@ -23,6 +23,9 @@ public struct GatewayConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user to drop duplicates. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// The wall clock decisions, `focusgate-decided-at` and context expiry go by. Default: the
+    /// system's; tests inject one they can move.
+    public var clock: any WallClock = SystemWallClock()
     /// Records taken from the consumer per batch. Default: `2048`.
     public var maxBatchRecords = 2048
     /// Prefix of each worker's `transactional.id` (the worker index is appended). Default: the group

@@ -32,7 +32,7 @@ extension GatewayWorker {
             }
         }
         let contexts = self.batchUsers.isEmpty ? [] : self.cache.lookups(self.batchUsers)
-        let now = WallClock.nowMilliseconds()
+        let now = self.configuration.clock.nowMilliseconds()
         try self.beginTransactionIfNeeded()
 
         // Pass 2: decide, update state, produce.

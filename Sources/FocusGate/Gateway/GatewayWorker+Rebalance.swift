@@ -85,7 +85,7 @@ extension GatewayWorker {
     func applyContextChanges() throws(KafkaError) {
         let changes = self.inbox.drain()
         guard !changes.isEmpty else { return }
-        let now = WallClock.nowMilliseconds()
+        let now = self.configuration.clock.nowMilliseconds()
         for change in changes {
             self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
             if let context = change.context {
@@ -97,7 +97,7 @@ extension GatewayWorker {
     /// Recomputes the badges of owned users whose Focus has just expired (no message announces it).
     func applyExpirations() throws(KafkaError) {
         guard let first = self.expirations.min else { return }
-        let now = WallClock.nowMilliseconds()
+        let now = self.configuration.clock.nowMilliseconds()
         guard first.atMilliseconds <= now else { return }
         while let due = self.expirations.min, due.atMilliseconds <= now {
             self.expirations.removeMin()

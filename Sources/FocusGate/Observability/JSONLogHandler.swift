@@ -36,7 +36,7 @@ public struct JSONLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         var object: [String: Any] = [
-            "ts": Timestamp.rfc3339(milliseconds: WallClock.nowMilliseconds()),
+            "ts": Timestamp.rfc3339(milliseconds: SystemWallClock().nowMilliseconds()),
             "level": event.level.rawValue,
             "logger": self.label,
             "msg": event.message.description,

@@ -105,7 +105,6 @@ public struct FocusGateServer: Sendable {
         )
         onStarted(bootstrapServers, adminURL)
         try await group.run()
-        if let sqlite = store as? SQLiteContextStore { await sqlite.close() }
-        if let postgres = store as? PostgresContextStore { await postgres.close() }
+        await store.close()
     }
 }

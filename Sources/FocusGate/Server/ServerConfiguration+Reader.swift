@@ -3,16 +3,65 @@ import Yams
 // MARK: - Reading: YAML file, then environment overrides
 
 extension ServerConfiguration {
+    /// One scalar configuration key: how its text is applied, and how it is shown.
+    struct Setting {
+        let key: String
+        let apply: (String, inout ServerConfiguration) throws(Error) -> Void
+        let show: (ServerConfiguration) -> String
+    }
+
+    /// Every scalar key, in the order `focusgate config` prints them: the one table the reader,
+    /// the environment overrides and `describe()` go by.
+    static var settings: [Setting] {
+        [
+            .text("kafka.bootstrapServers", \.bootstrapServers),
+            .integer("kafka.embedded.port", \.embeddedPort, 1...65535),
+            .integer("kafka.embedded.partitions", \.embeddedPartitions, 1...1000),
+            .text("kafka.groupId", \.groupID, nonEmpty: true),
+            .text("topics.notifications", \.topics.notifications, nonEmpty: true),
+            .text("topics.invalidations", \.topics.invalidations, nonEmpty: true),
+            .text("topics.delivered", \.topics.delivered, nonEmpty: true),
+            .text("topics.silenced", \.topics.silenced, nonEmpty: true),
+            .text("topics.badges", \.topics.badges, nonEmpty: true),
+            .text("topics.dlq", \.topics.deadLetters, nonEmpty: true),
+            .text("topics.state", \.topics.state, nonEmpty: true),
+            Setting(
+                key: "delivery.mode",
+                apply: { (text, configuration) throws(Error) in
+                    guard let mode = GatewayConfiguration.DeliveryMode(text) else {
+                        throw Error(
+                            key: "delivery.mode", message: "must be exactly-once or at-least-once, not '\(text)'")
+                    }
+                    configuration.deliveryMode = mode
+                }, show: { $0.deliveryMode.rawValue }),
+            Setting(
+                key: "delivery.commitGroupOffsets",
+                apply: { (text, configuration) throws(Error) in
+                    guard let flag = Bool(text) else {
+                        throw Error(key: "delivery.commitGroupOffsets", message: "must be true or false, not '\(text)'")
+                    }
+                    configuration.commitGroupOffsets = flag
+                }, show: { $0.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)" }),
+            .integer("commit.intervalMs", \.commitIntervalMilliseconds, 10...60_000),
+            .integer("workers", \.workers, 1...256),
+            .text("store.kind", \.storeKind, oneOf: ["sqlite", "postgres"]),
+            .text("store.sqlite.path", \.sqlitePath),
+            .text("store.postgres.url", \.postgresURL, show: { Self.redactingPassword($0) }),
+            .integer("cache.maxEntries", \.cacheMaxEntries, 1...100_000_000),
+            .text("admin.host", \.adminHost),
+            .integer("admin.port", \.adminPort, 1...65535),
+            .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
+            .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
+            .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
+            .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
+            .text(
+                "log.level", \.logLevel, oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
+            .text("log.format", \.logFormat, oneOf: ["text", "json"]),
+        ]
+    }
+
     /// Every scalar key, in the order `focusgate config` prints them.
-    public static let keys = [
-        "kafka.bootstrapServers", "kafka.embedded.port", "kafka.embedded.partitions", "kafka.groupId",
-        "topics.notifications", "topics.invalidations", "topics.delivered", "topics.silenced", "topics.badges",
-        "topics.dlq", "topics.state",
-        "delivery.mode", "delivery.commitGroupOffsets", "commit.intervalMs", "workers",
-        "store.kind", "store.sqlite.path", "store.postgres.url", "cache.maxEntries",
-        "admin.host", "admin.port", "admin.token",
-        "limits.maxEventBytes", "badges.maxUnreadPerApp", "dedupe.windowPerUser", "log.level", "log.format",
-    ]
+    public static var keys: [String] { self.settings.map(\.key) }
 
     /// The environment variable overriding `key`: `FOCUSGATE_` and the key upper-cased, dots as underscores.
     public static func environmentName(_ key: String) -> String {
@@ -48,86 +97,12 @@ extension ServerConfiguration {
         -> ServerConfiguration
     {
         var configuration = ServerConfiguration()
-        func integer(_ key: String, _ range: ClosedRange<Int>) throws(Error) -> Int? {
-            guard let text = values[key] else { return nil }
-            guard let number = Int(text), range.contains(number) else {
-                throw Error(
-                    key: key, message: "must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
-            }
-            return number
-        }
-        func string(_ key: String, _ current: String) -> String { values[key] ?? current }
-
-        configuration.bootstrapServers = string("kafka.bootstrapServers", configuration.bootstrapServers)
-        configuration.embeddedPort =
-            try integer("kafka.embedded.port", 1...65535).map(UInt16.init) ?? configuration.embeddedPort
-        configuration.embeddedPartitions =
-            try integer("kafka.embedded.partitions", 1...1000) ?? configuration.embeddedPartitions
-        configuration.groupID = string("kafka.groupId", configuration.groupID)
-        guard !configuration.groupID.isEmpty else { throw Error(key: "kafka.groupId", message: "must not be empty") }
         configuration.kafkaProperties = properties
-        configuration.topics.notifications = string("topics.notifications", configuration.topics.notifications)
-        configuration.topics.invalidations = string("topics.invalidations", configuration.topics.invalidations)
-        configuration.topics.delivered = string("topics.delivered", configuration.topics.delivered)
-        configuration.topics.silenced = string("topics.silenced", configuration.topics.silenced)
-        configuration.topics.badges = string("topics.badges", configuration.topics.badges)
-        configuration.topics.deadLetters = string("topics.dlq", configuration.topics.deadLetters)
-        configuration.topics.state = string("topics.state", configuration.topics.state)
-        for (key, name) in [
-            ("topics.notifications", configuration.topics.notifications),
-            ("topics.invalidations", configuration.topics.invalidations),
-            ("topics.delivered", configuration.topics.delivered), ("topics.silenced", configuration.topics.silenced),
-            ("topics.badges", configuration.topics.badges), ("topics.dlq", configuration.topics.deadLetters),
-            ("topics.state", configuration.topics.state),
-        ] where name.isEmpty {
-            throw Error(key: key, message: "must not be empty")
+        for setting in self.settings {
+            if let text = values[setting.key] { try setting.apply(text, &configuration) }
         }
-        if let mode = values["delivery.mode"] {
-            guard let parsed = GatewayConfiguration.DeliveryMode(mode) else {
-                throw Error(key: "delivery.mode", message: "must be exactly-once or at-least-once, not '\(mode)'")
-            }
-            configuration.deliveryMode = parsed
-        }
-        if let text = values["delivery.commitGroupOffsets"] {
-            guard let flag = Bool(text) else {
-                throw Error(key: "delivery.commitGroupOffsets", message: "must be true or false, not '\(text)'")
-            }
-            configuration.commitGroupOffsets = flag
-        }
-        configuration.commitIntervalMilliseconds =
-            try integer("commit.intervalMs", 10...60_000) ?? configuration.commitIntervalMilliseconds
-        configuration.workers = try integer("workers", 1...256) ?? configuration.workers
-        configuration.storeKind = string("store.kind", configuration.storeKind)
-        guard ["sqlite", "postgres"].contains(configuration.storeKind) else {
-            throw Error(key: "store.kind", message: "must be sqlite or postgres, not '\(configuration.storeKind)'")
-        }
-        configuration.sqlitePath = string("store.sqlite.path", configuration.sqlitePath)
-        configuration.postgresURL = string("store.postgres.url", configuration.postgresURL)
         if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
             throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")
-        }
-        configuration.cacheMaxEntries =
-            try integer("cache.maxEntries", 1...100_000_000) ?? configuration.cacheMaxEntries
-        configuration.adminHost = string("admin.host", configuration.adminHost)
-        configuration.adminPort = try integer("admin.port", 1...65535) ?? configuration.adminPort
-        configuration.adminToken = string("admin.token", configuration.adminToken)
-        configuration.maxEventBytes =
-            try integer("limits.maxEventBytes", 64...16_777_216) ?? configuration.maxEventBytes
-        configuration.maxUnreadPerApp =
-            try integer("badges.maxUnreadPerApp", 1...100_000) ?? configuration.maxUnreadPerApp
-        configuration.dedupeWindowPerUser =
-            try integer("dedupe.windowPerUser", 1...100_000) ?? configuration.dedupeWindowPerUser
-        configuration.logLevel = string("log.level", configuration.logLevel)
-        guard ["trace", "debug", "info", "notice", "warning", "error", "critical"].contains(configuration.logLevel)
-        else {
-            throw Error(
-                key: "log.level",
-                message:
-                    "must be trace, debug, info, notice, warning, error or critical, not '\(configuration.logLevel)'")
-        }
-        configuration.logFormat = string("log.format", configuration.logFormat)
-        guard ["text", "json"].contains(configuration.logFormat) else {
-            throw Error(key: "log.format", message: "must be text or json, not '\(configuration.logFormat)'")
         }
         return configuration
     }
@@ -179,33 +154,17 @@ extension ServerConfiguration {
         try walk(mapping, path: "")
     }
 
-    /// The effective configuration as `key: value` lines, secrets redacted (`focusgate config`).
+    /// The effective configuration as `key: value` lines, secrets redacted (`focusgate config`);
+    /// `kafka.properties.*` follow `kafka.groupId`.
     public func describe() -> [(key: String, value: String)] {
-        var lines: [(String, String)] = [
-            ("kafka.bootstrapServers", self.bootstrapServers), ("kafka.embedded.port", "\(self.embeddedPort)"),
-            ("kafka.embedded.partitions", "\(self.embeddedPartitions)"), ("kafka.groupId", self.groupID),
-        ]
-        for (property, value) in self.kafkaProperties.sorted(by: { $0.key < $1.key }) {
-            lines.append(("kafka.properties.\(property)", Self.isSecret(property) ? "<redacted>" : value))
+        var lines: [(key: String, value: String)] = []
+        for setting in Self.settings {
+            lines.append((setting.key, setting.show(self)))
+            guard setting.key == "kafka.groupId" else { continue }
+            for (property, value) in self.kafkaProperties.sorted(by: { $0.key < $1.key }) {
+                lines.append(("kafka.properties.\(property)", Self.isSecret(property) ? "<redacted>" : value))
+            }
         }
-        lines += [
-            ("topics.notifications", self.topics.notifications), ("topics.invalidations", self.topics.invalidations),
-            ("topics.delivered", self.topics.delivered), ("topics.silenced", self.topics.silenced),
-            ("topics.badges", self.topics.badges),
-            ("topics.dlq", self.topics.deadLetters), ("topics.state", self.topics.state),
-            ("delivery.mode", self.deliveryMode.rawValue),
-            ("delivery.commitGroupOffsets", self.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)"),
-            ("commit.intervalMs", "\(self.commitIntervalMilliseconds)"), ("workers", "\(self.workers)"),
-            ("store.kind", self.storeKind), ("store.sqlite.path", self.sqlitePath),
-            ("store.postgres.url", Self.redactingPassword(self.postgresURL)),
-            ("cache.maxEntries", "\(self.cacheMaxEntries)"), ("admin.host", self.adminHost),
-            ("admin.port", "\(self.adminPort)"),
-            ("admin.token", self.adminToken.isEmpty ? "" : "<redacted>"),
-            ("limits.maxEventBytes", "\(self.maxEventBytes)"),
-            ("badges.maxUnreadPerApp", "\(self.maxUnreadPerApp)"),
-            ("dedupe.windowPerUser", "\(self.dedupeWindowPerUser)"),
-            ("log.level", self.logLevel), ("log.format", self.logFormat),
-        ]
         return lines
     }
 
@@ -213,11 +172,46 @@ extension ServerConfiguration {
         ["password", "secret", "key", "token", "jaas", "credentials"].contains { property.lowercased().contains($0) }
     }
 
-    private static func redactingPassword(_ url: String) -> String {
+    fileprivate static func redactingPassword(_ url: String) -> String {
         // postgres://user:password@host/db → postgres://user:<redacted>@host/db
         guard let scheme = url.range(of: "://"), let at = url.range(of: "@", range: scheme.upperBound..<url.endIndex),
             let colon = url.range(of: ":", range: scheme.upperBound..<at.lowerBound)
         else { return url }
         return url.replacingCharacters(in: colon.upperBound..<at.lowerBound, with: "<redacted>")
+    }
+}
+
+extension ServerConfiguration.Setting {
+    /// A text key; `nonEmpty` refuses an empty value, `oneOf` anything but those values.
+    static func text(
+        _ key: String, _ path: WritableKeyPath<ServerConfiguration, String>, nonEmpty: Bool = false,
+        oneOf choices: [String]? = nil, show: @escaping (String) -> String = { $0 }
+    ) -> Self {
+        Self(
+            key: key,
+            apply: { (text, configuration) throws(ServerConfiguration.Error) in
+                if nonEmpty && text.isEmpty { throw .init(key: key, message: "must not be empty") }
+                if let choices, !choices.contains(text) {
+                    let listed = choices.dropLast().joined(separator: ", ") + " or " + choices.last!
+                    throw .init(key: key, message: "must be \(listed), not '\(text)'")
+                }
+                configuration[keyPath: path] = text
+            }, show: { show($0[keyPath: path]) })
+    }
+
+    /// An integer key within `range`.
+    static func integer<Value: FixedWidthInteger>(
+        _ key: String, _ path: WritableKeyPath<ServerConfiguration, Value>, _ range: ClosedRange<Int>
+    ) -> Self {
+        Self(
+            key: key,
+            apply: { (text, configuration) throws(ServerConfiguration.Error) in
+                guard let number = Int(text), range.contains(number) else {
+                    throw .init(
+                        key: key,
+                        message: "must be an integer in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+                }
+                configuration[keyPath: path] = Value(number)
+            }, show: { "\($0[keyPath: path])" })
     }
 }

@@ -130,7 +130,9 @@ extension FocusContext {
         return decoder
     }()
 
-    private static let jsonEncoder: JSONEncoder = {
+    /// The encoder of context documents: sorted keys, dates as RFC 3339 with milliseconds. Also
+    /// for documents that embed contexts (the admin API's answers).
+    public static let jsonEncoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         encoder.dateEncodingStrategy = .custom { date, encoder in

@@ -1,0 +1,54 @@
+import FocusGateCore
+
+// The admin API's answer bodies (docs/openapi.yaml, components and responses), encoded with
+// sorted keys by `AdminAPI.json(_:status:)`.
+
+/// `GET /healthz`.
+struct Health: Encodable {
+    var status = "ok"
+}
+
+/// `GET /readyz`: ready, and each named check.
+struct ReadinessAnswer: Encodable {
+    var ready: Bool
+    var checks: [String: Bool]
+}
+
+/// `PUT /v1/users/{userId}/context`: the stored document and its predicates' warnings.
+struct StoredContext: Encodable {
+    struct Warning: Encodable {
+        var field: String
+        var code: String
+        var position: Int
+        var message: String
+    }
+
+    var context: FocusContext
+    var warnings: [Warning]
+}
+
+/// `GET /v1/users/{userId}/badges`.
+struct UserBadges: Encodable {
+    struct Item: Encodable {
+        var appId: String
+        var badge: Int
+        var unread: Int
+        var sequence: UInt64
+    }
+
+    var userId: String
+    var badges: [Item]
+}
+
+/// Every error answer: a stable code and a message, with the details some codes carry.
+struct ErrorAnswer: Encodable {
+    var error: String
+    var message: String
+    /// The offending field (`invalid-predicate`, decoding errors).
+    var field: String?
+    /// The predicate error's position and reason (`invalid-predicate`).
+    var position: Int?
+    var reason: String?
+    /// The stored version (`stale-version`).
+    var currentVersion: Int64?
+}

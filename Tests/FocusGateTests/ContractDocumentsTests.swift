@@ -1,0 +1,126 @@
+import FocusGate
+import FocusGateCore
+import FocusGateHarness
+import Foundation
+import Testing
+import Yams
+
+/// docs/schemas/*.json and docs/asyncapi.yaml say what the code reads and writes: their examples
+/// go through the real decoders, what the code writes validates against them, and every topic,
+/// reason and error code the code has is in them.
+@Suite("Contract documents: JSON Schemas and AsyncAPI")
+struct ContractDocumentsTests {
+    static let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs")
+
+    static func schema(_ name: String) throws -> [String: Any] {
+        let data = try Data(contentsOf: Self.docs.appendingPathComponent("schemas/\(name).schema.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    static func examples(_ name: String) throws -> [Data] {
+        let examples = try #require(try Self.schema(name)["examples"] as? [Any])
+        #expect(!examples.isEmpty)
+        return try examples.map { try JSONSerialization.data(withJSONObject: $0) }
+    }
+
+    static func asyncAPI() throws -> [String: Any] {
+        let text = try String(contentsOf: Self.docs.appendingPathComponent("asyncapi.yaml"), encoding: .utf8)
+        return try #require(try Yams.load(yaml: text) as? [String: Any])
+    }
+
+    @Test("every schema example is accepted by the real decoder of its message")
+    func examplesDecode() throws {
+        for example in try Self.examples("notification-event") {
+            #expect(throws: Never.self) { try EventDecoder().decode(Array(example)) }
+        }
+        for example in try Self.examples("focus-context") {
+            #expect(throws: Never.self) { try FocusContext.decode(from: example) }
+        }
+        for example in try Self.examples("invalidation") {
+            let userID = try #require((try JSONSerialization.jsonObject(with: example) as? [String: Any])?["userId"])
+            #expect(throws: Never.self) {
+                try ContextInvalidation.parse(key: Array("\(userID)".utf8), value: Array(example))
+            }
+        }
+    }
+
+    @Test("the schemas are valid JSON Schema 2020-12; their examples and what the code writes validate against them")
+    func codeOutputValidates() async throws {
+        let context = try FocusContext.decode(from: try #require(Self.examples("focus-context").first))
+        let written: [(schema: String, value: [UInt8])] = [
+            ("focus-context", Array(context.encoded())),
+            ("invalidation", ContextInvalidation.inlineValue(for: context)),
+            (
+                "badge-update",
+                BadgeUpdate(
+                    userID: "u-42", appID: "com.example.chat", badge: 1, unread: 2, focus: "Work", contextVersion: 3,
+                    sequence: 4, updatedAtMilliseconds: 1_795_284_000_123
+                ).jsonBytes
+            ),
+            (
+                "badge-update",
+                BadgeUpdate(
+                    userID: "u", appID: "a", badge: 0, unread: 0, focus: nil, contextVersion: nil, sequence: 1,
+                    updatedAtMilliseconds: 0
+                ).jsonBytes
+            ),
+        ]
+        // Checked with Python's jsonschema (installed with schemathesis by `make test`).
+        let script = """
+            import json, sys, pathlib, jsonschema
+            from referencing import Registry, Resource
+            folder = pathlib.Path(sys.argv[1])
+            schemas = {p.name: json.loads(p.read_text()) for p in folder.glob("*.schema.json")}
+            registry = Registry().with_resources([(n, Resource.from_contents(s)) for n, s in schemas.items()])
+            checker = jsonschema.FormatChecker()
+            for name, schema in schemas.items():
+                jsonschema.Draft202012Validator.check_schema(schema)
+                validator = jsonschema.Draft202012Validator(schema, registry=registry, format_checker=checker)
+                for example in schema.get("examples", []):
+                    validator.validate(example)
+            for line in sys.stdin:
+                name, value = line.rstrip("\\n").split("\\t", 1)
+                schema = schemas[name + ".schema.json"]
+                jsonschema.Draft202012Validator(schema, registry=registry, format_checker=checker).validate(json.loads(value))
+            print("validated", len(schemas))
+            """
+        var input: [UInt8] = []
+        for (schema, value) in written { input += Array("\(schema)\t".utf8) + value + [UInt8(ascii: "\n")] }
+        let result = try await ChildProcess.run(
+            "python3", ["-c", script, Self.docs.appendingPathComponent("schemas").path], input: input)
+        let printed = result.output + result.error
+        #expect(result.status == 0, "\(printed)")
+        #expect(printed.contains("validated 4"), "\(printed)")
+    }
+
+    @Test("AsyncAPI: every topic of the code is a channel, every reason and DLQ code is in the headers, payloads exist")
+    func asyncAPICoversTheCode() throws {
+        let document = try Self.asyncAPI()
+        #expect(document["asyncapi"] as? String == "3.0.0")
+        let channels = try #require(document["channels"] as? [String: [String: Any]])
+        let addresses = Set(channels.values.compactMap { $0["address"] as? String })
+        let topics = TopicNames()
+        #expect(
+            addresses
+                == [
+                    topics.notifications, topics.invalidations, topics.delivered, topics.silenced, topics.badges,
+                    topics.deadLetters, topics.state,
+                ])
+        let components = try #require(document["components"] as? [String: Any])
+        let schemas = try #require(components["schemas"] as? [String: [String: Any]])
+        func enumeration(_ schema: String, _ header: String) -> Set<String> {
+            let properties = schemas[schema]?["properties"] as? [String: [String: Any]]
+            return Set(properties?[header]?["enum"] as? [String] ?? [])
+        }
+        #expect(enumeration("decisionHeaders", "focusgate-reason") == Set(Decision.Reason.all.map(\.rawValue)))
+        #expect(enumeration("errorHeaders", "focusgate-error") == Set(EventDecodingError.Code.all.map(\.rawValue)))
+        let messages = try #require(components["messages"] as? [String: [String: Any]])
+        for (name, message) in messages {
+            guard let reference = (message["payload"] as? [String: Any])?["$ref"] as? String else { continue }
+            #expect(
+                FileManager.default.fileExists(atPath: Self.docs.appendingPathComponent(reference).path),
+                "\(name): \(reference)")
+        }
+    }
+}
