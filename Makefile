@@ -20,10 +20,11 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## run: serve with the embedded broker and the SQLite store (builds only the focusgate executable)
+## run: serve with the embedded broker and the SQLite store (a debug build of the focusgate
+## executable only: the quickest first start; `make release` builds the optimized one)
 run: deps
-	$(SWIFT) build -c release --product focusgate
-	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/release/focusgate serve
+	$(SWIFT) build --product focusgate
+	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/debug/focusgate serve
 
 ## test: every test (unit and integration against the embedded broker over TCP)
 test:

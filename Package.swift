@@ -166,7 +166,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FocusGateKafkaTests",
-            dependencies: ["FocusGateKafka"],
+            dependencies: ["FocusGateKafka", "FocusGateCore"],
             swiftSettings: strictSwift
         ),
         .testTarget(
