@@ -1,10 +1,8 @@
-// libFuzzer target: the event decoder must turn any bytes into an event or a stable error code.
-// Built with the FocusGateCore sources by scripts/fuzz.sh; input: first byte = key length.
+// Fuzz target `event`: the event decoder must turn any bytes into an event or a stable error code.
+// Input: first byte = key length.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzEventDecoder(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    let bytes = UnsafeBufferPointer(start: data, count: count)
-    guard let first = bytes.first else { return 0 }
+func fuzzEventDecoder(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let first = bytes.first else { return }
     let keyLength = min(Int(first), bytes.count - 1)
     let key = Array(bytes[1..<(1 + keyLength)])
     let value = Array(bytes[(1 + keyLength)...])
@@ -18,5 +16,4 @@ public func fuzzEventDecoder(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt
     } catch {
         precondition(EventDecodingError.Code.all.contains(error.code), "unknown error code \(error.code)")
     }
-    return 0
 }

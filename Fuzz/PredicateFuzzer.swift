@@ -1,9 +1,8 @@
-// libFuzzer target: any text either compiles into a predicate (whose canonical form compiles to
+// Fuzz target `predicate`: any text either compiles into a predicate (whose canonical form compiles to
 // the same expression and evaluates without crashing) or is refused with a position inside it.
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    let text = String(decoding: UnsafeBufferPointer(start: data, count: count), as: UTF8.self)
+func fuzzPredicate(_ bytes: UnsafeBufferPointer<UInt8>) {
+    let text = String(decoding: bytes, as: UTF8.self)
     do {
         let predicate = try FilterPredicate(text, arguments: [.string("a"), .number(1)])
         let canonical = predicate.description
@@ -15,5 +14,4 @@ public func fuzzPredicate(_ data: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     } catch {
         precondition(error.position >= 0 && error.position <= text.utf8.count, "error position outside the text")
     }
-    return 0
 }

@@ -59,6 +59,12 @@ public final class EmbeddedKafkaBroker: Sendable {
         self.shutdown()
     }
 
+    /// Whether a cluster id is that of librdkafka's mock cluster (this broker, in this process or
+    /// in `focusgate broker`): it names its clusters `mockCluster` followed by a hex number.
+    public static func isEmbedded(clusterID: String) -> Bool {
+        clusterID.hasPrefix("mockCluster")
+    }
+
     /// Creates a topic. The mock cluster keeps every record: `cleanup.policy=compact` is accepted
     /// but not applied.
     public func createTopic(_ topic: KafkaTopicSpecification) throws(KafkaError) {

@@ -243,6 +243,11 @@ public final class KafkaProducer {
             topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
     }
 
+    /// The cluster's id, from its metadata; `nil` when no broker answered within `timeout`.
+    public func clusterID(timeout: Duration) -> String? {
+        self.client.clusterID(timeoutMilliseconds: timeout.timeoutMilliseconds)
+    }
+
     /// The number of partitions of `topic`, from the cluster's metadata.
     public func partitionCount(topic: String, timeout: Duration) throws(KafkaError) -> Int {
         try self.client.partitionCount(topic: topic, timeoutMilliseconds: timeout.timeoutMilliseconds)

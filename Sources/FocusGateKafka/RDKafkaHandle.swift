@@ -73,6 +73,13 @@ final class RDKafkaHandle: @unchecked Sendable {
         return (low, high)
     }
 
+    /// The cluster id from the cluster's metadata; `nil` when no broker answered within the timeout.
+    func clusterID(timeoutMilliseconds: Int32) -> String? {
+        guard let id = rd_kafka_clusterid(self.pointer, timeoutMilliseconds) else { return nil }
+        defer { rd_kafka_mem_free(self.pointer, id) }
+        return String(cString: id)
+    }
+
     /// Partition count of `topic` from the cluster's metadata.
     func partitionCount(topic: String, timeoutMilliseconds: Int32) throws(KafkaError) -> Int {
         let rkt = rd_kafka_topic_new(self.pointer, topic, nil)

@@ -1,4 +1,5 @@
 import FocusGate
+import FocusGateKafka
 import Foundation
 import Testing
 
@@ -56,6 +57,29 @@ struct ServerConfigurationTests {
         let gateway = configuration.gateway(bootstrapServers: "kafka-1:9092", embedded: false)
         #expect(gateway.workers == 4 && !gateway.commitGroupOffsets)
         #expect(ServerConfiguration().gateway(bootstrapServers: "127.0.0.1:1", embedded: true).commitGroupOffsets)
+    }
+
+    @Test(
+        "the embedded broker's settings: applied when serve started it, left to the cluster-id check otherwise; explicit settings win"
+    )
+    func embeddedBrokerSettings() throws {
+        let started = ServerConfiguration().gateway(bootstrapServers: "127.0.0.1:1", embedded: true)
+        #expect(started.commitGroupOffsets && started.sessionTimeout == ServerConfiguration.embeddedSessionTimeout)
+        #expect(started.kafkaProperties["heartbeat.interval.ms"] == "1000")
+        #expect(started.embeddedBrokerSettings == nil, "nothing left to find out")
+
+        var explicit = ServerConfiguration()
+        explicit.commitGroupOffsets = false
+        explicit.kafkaProperties = ["fetch.wait.max.ms": "100", "heartbeat.interval.ms": "300"]
+        var elsewhere = explicit.gateway(bootstrapServers: "127.0.0.1:1", embedded: false)
+        #expect(elsewhere.sessionTimeout == .seconds(45) && !elsewhere.commitGroupOffsets, "a real cluster's defaults")
+        let settings = try #require(elsewhere.embeddedBrokerSettings, "checked against the cluster id")
+        settings(&elsewhere)
+        #expect(elsewhere.sessionTimeout == ServerConfiguration.embeddedSessionTimeout)
+        #expect(!elsewhere.commitGroupOffsets, "delivery.commitGroupOffsets set explicitly wins")
+        #expect(elsewhere.kafkaProperties == ["fetch.wait.max.ms": "100", "heartbeat.interval.ms": "300"])
+        #expect(EmbeddedKafkaBroker.isEmbedded(clusterID: "mockCluster1a2b3c"))
+        #expect(!EmbeddedKafkaBroker.isEmbedded(clusterID: "lkc-8x2zq7"))
     }
 
     @Test(

@@ -3,12 +3,12 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension BrokerFaultAuditTests {
     /// Broker faults injected through the embedded broker's API while the gateway is under load,
     /// each followed by a full audit of the outputs (``Audit/check(against:replayed:sourceLocation:)``).
     @Suite("Gateway under broker faults, audited")
     struct GatewayFaultTests {
-        typealias Stream = GatewayRestartTests
+        typealias Stream = EmbeddedBrokerTests.GatewayRestartTests
 
         /// A fault: what to break while records flow, and how to mend it.
         struct Fault: Sendable, CustomTestStringConvertible {

@@ -110,6 +110,41 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "restarted after a clean stop against a long-lived broker, as a user runs it: the first output comes within 5 s of the start"
+        )
+        func restartResumesFast() async throws {
+            let bench = try await GatewayBench()
+            // No group settings of the tests: serve recognises the embedded broker by its cluster id.
+            func start() async throws -> ServeProcess {
+                try await ServeProcess(
+                    executable: ServeProcess.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
+                    databasePath: bench.databasePath)
+            }
+            let committed = #"focusgate_transactions_total{result="committed"}"#
+            let first = try await start()
+            #expect(try await first.waitUntilAssigned())
+            try bench.send((0..<20).map { Events.notification("before-\($0)", user: "u-\($0 % 5)", criteria: "work") })
+            try await first.waitForConsumed(20)
+            #expect(try await first.waitForMetric(committed, atLeast: 1))
+            #expect(await first.stop(SIGTERM) == 0, "a graceful stop exits 0")
+            // A backlog waits for the next instance.
+            try bench.send((0..<20).map { Events.notification("after-\($0)", user: "u-\($0 % 5)", criteria: "work") })
+
+            let started = ContinuousClock.now
+            let second = try await start()
+            try await Wait.until("the restarted instance's first committed output", timeout: .seconds(60)) {
+                await second.metric(committed) >= 1
+            }
+            let firstOutput = ContinuousClock.now - started
+            print("restart: first committed output \(firstOutput) after the start")
+            #expect(firstOutput <= .seconds(5), "a restart resumes within 5 s (took \(firstOutput))")
+            let audit = try await bench.settled(records: 40)
+            #expect(audit.distinctIDs == 40, "every input accounted for")
+            #expect(await second.stop(SIGTERM) == 0)
+            await bench.shutdown()
+        }
+
         @Test("a fenced producer is fatal: serve stops with a clear log line and a non-zero exit status")
         func fencedIsFatal() async throws {
             let bench = try await GatewayBench()

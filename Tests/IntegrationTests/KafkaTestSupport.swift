@@ -10,6 +10,12 @@ import Testing
 @Suite("Embedded broker over TCP", .serialized)
 struct EmbeddedBrokerTests {}
 
+/// The gateway's broker-fault audits, one at a time like ``EmbeddedBrokerTests`` but alongside
+/// them: the two take about the same time, and these assert no timings, only their audits (with
+/// waits of a minute and more), which a busier machine delays but does not change.
+@Suite("Embedded broker over TCP: broker-fault audits", .serialized)
+struct BrokerFaultAuditTests {}
+
 /// Shared helpers for tests that talk to the embedded broker over TCP.
 enum KafkaTestSupport {
     static let logger: Logger = {

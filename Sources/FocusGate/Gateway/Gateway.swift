@@ -63,19 +63,23 @@ public final class Gateway: Service, Sendable {
 
     /// Runs the workers until graceful shutdown, cancellation or a fatal error.
     public func run() async throws {
-        self.logger.info(
-            "gateway starting",
-            metadata: [
-                "focusgate.workers": "\(self.configuration.workers)",
-                "focusgate.delivery": "\(self.configuration.deliveryMode)",
-                "kafka.group": "\(self.configuration.groupID)",
-            ]
-        )
         try await withTaskCancellationOrGracefulShutdownHandler {
+            let configuration = try await self.resolvedConfiguration()
+            guard !self.stopRequested.load(ordering: .relaxed) else { return }
+            self.logger.info(
+                "gateway starting",
+                metadata: [
+                    "focusgate.workers": "\(configuration.workers)",
+                    "focusgate.delivery": "\(configuration.deliveryMode)",
+                    "kafka.group": "\(configuration.groupID)",
+                ]
+            )
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<self.configuration.workers {
+                for index in 0..<configuration.workers {
                     group.addTask {
-                        try await DedicatedThread.run(name: "focusgate-worker-\(index)") { try self.runWorker(index) }
+                        try await DedicatedThread.run(name: "focusgate-worker-\(index)") {
+                            try self.runWorker(index, configuration: configuration)
+                        }
                     }
                 }
                 try await group.waitForAll()
@@ -85,9 +89,42 @@ public final class Gateway: Service, Sendable {
         }
     }
 
-    private func runWorker(_ index: Int) throws {
+    /// The settings to run with: ``GatewayConfiguration/embeddedBrokerSettings`` applied when
+    /// the cluster's id says it is the embedded broker. Asks for up to 10 s, a second at a time,
+    /// so that a shutdown meanwhile is not held up; a cluster that does not answer counts as a
+    /// real one.
+    private func resolvedConfiguration() async throws -> GatewayConfiguration {
+        var configuration = self.configuration
+        guard let embeddedSettings = configuration.embeddedBrokerSettings else { return configuration }
+        configuration.embeddedBrokerSettings = nil
+        var probeConfiguration = KafkaProducerConfiguration(bootstrapServers: configuration.bootstrapServers)
+        probeConfiguration.properties = configuration.kafkaProperties
+        let probe = probeConfiguration
+        let logger = self.logger
+        let clusterID = try await DedicatedThread.run(name: "focusgate-cluster-id") { () throws -> String? in
+            let producer = try KafkaProducer(configuration: probe, logger: logger, onDeliveryReport: { _ in })
+            for _ in 0..<10 where !self.stopRequested.load(ordering: .relaxed) {
+                if let id = producer.clusterID(timeout: .seconds(1)) { return id }
+            }
+            return nil
+        }
+        guard let clusterID else {
+            self.logger.notice("the cluster did not say its id within 10 s: taken for a real cluster")
+            return configuration
+        }
+        let embedded = EmbeddedKafkaBroker.isEmbedded(clusterID: clusterID)
+        if embedded { embeddedSettings(&configuration) }
+        self.logger.info(
+            embedded
+                ? "the cluster is an embedded broker (focusgate broker): running with its group settings"
+                : "cluster identified",
+            metadata: ["kafka.clusterId": "\(clusterID)"])
+        return configuration
+    }
+
+    private func runWorker(_ index: Int, configuration: GatewayConfiguration) throws {
         let worker = GatewayWorker(
-            index: index, configuration: self.configuration, cache: self.cache, inbox: self.inboxes[index],
+            index: index, configuration: configuration, cache: self.cache, inbox: self.inboxes[index],
             directory: self.badges, metrics: self.metrics, progress: self.progress, logger: self.logger,
             shouldStop: { self.stopRequested.load(ordering: .relaxed) },
             onReady: { self.readyWorkers.add(1, ordering: .relaxed) }

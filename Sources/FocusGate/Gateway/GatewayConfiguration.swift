@@ -45,6 +45,11 @@ public struct GatewayConfiguration: Sendable {
     public var operationTimeout: Duration = .seconds(30)
     /// Session timeout of the group membership. Default: 45 s.
     public var sessionTimeout: Duration = .seconds(45)
+    /// When set, the pipeline first asks the cluster for its id (up to 10 s), and when the cluster
+    /// is the embedded broker (librdkafka's mock cluster, as `focusgate broker` runs it) runs with
+    /// the settings this changes. `serve` sets it when it did not start the broker itself.
+    /// Default: `nil`.
+    public var embeddedBrokerSettings: (@Sendable (inout GatewayConfiguration) -> Void)?
 
     /// The defaults, for `bootstrapServers`.
     public init(bootstrapServers: String) {

@@ -19,7 +19,8 @@ public struct ServerConfiguration: Sendable {
     public var deliveryMode: GatewayConfiguration.DeliveryMode = .exactlyOnce
     /// `delivery.commitGroupOffsets`: also commit offsets through the group after each transaction
     /// (needed with the embedded broker, whose transactions do not store offsets). Default: on with
-    /// the embedded broker, off otherwise.
+    /// the embedded broker (`serve`'s own, or `focusgate broker`, known by its cluster id), off
+    /// otherwise.
     public var commitGroupOffsets: Bool?
     /// `commit.intervalMs`. Default: `250`.
     public var commitIntervalMilliseconds = 250
@@ -66,6 +67,9 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The pipeline's settings, for the resolved bootstrap servers.
+    ///
+    /// - Parameter embedded: Whether `serve` started the embedded broker itself. When it did not,
+    ///   the pipeline asks the cluster whether it is one (`focusgate broker`) before it starts.
     public func gateway(bootstrapServers: String, embedded: Bool) -> GatewayConfiguration {
         var gateway = GatewayConfiguration(bootstrapServers: bootstrapServers)
         gateway.groupID = self.groupID
@@ -77,16 +81,40 @@ public struct ServerConfiguration: Sendable {
         gateway.maxEventBytes = self.maxEventBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
-        gateway.commitGroupOffsets = self.commitGroupOffsets ?? embedded
+        gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
+        let commitGroupOffsets = self.commitGroupOffsets
+        let embeddedSettings: @Sendable (inout GatewayConfiguration) -> Void = {
+            Self.applyEmbeddedBrokerSettings(to: &$0, commitGroupOffsets: commitGroupOffsets)
+        }
         if embedded {
-            // The embedded broker serves one instance; rebalances should not wait 45 s.
-            gateway.sessionTimeout = .seconds(6)
-            // It also holds a fetch for the whole wait when no data is there at the request (a
-            // real broker answers as soon as data arrives): keep the wait short.
-            if gateway.kafkaProperties["fetch.wait.max.ms"] == nil {
-                gateway.kafkaProperties["fetch.wait.max.ms"] = "10"
-            }
+            embeddedSettings(&gateway)
+        } else {
+            gateway.embeddedBrokerSettings = embeddedSettings
         }
         return gateway
     }
+
+    /// What the embedded broker (librdkafka's mock cluster) needs, unless set explicitly.
+    private static func applyEmbeddedBrokerSettings(to gateway: inout GatewayConfiguration, commitGroupOffsets: Bool?) {
+        // Its transactions do not store the offsets sent with them.
+        gateway.commitGroupOffsets = commitGroupOffsets ?? true
+        // Its group coordinator does not empty a group when the last member leaves: it waits
+        // session.timeout.ms - 1 s before the next member's join completes, so that a restart
+        // against a long-lived `focusgate broker` got its partitions 44 s later with the 45 s
+        // default. A real cluster empties the group at the leave. (Heartbeats then go every
+        // second, well inside the session.)
+        gateway.sessionTimeout = Self.embeddedSessionTimeout
+        if gateway.kafkaProperties["heartbeat.interval.ms"] == nil {
+            gateway.kafkaProperties["heartbeat.interval.ms"] = "1000"
+        }
+        // It also holds a fetch for the whole wait when no data is there at the request (a real
+        // broker answers as soon as data arrives): keep the wait short.
+        if gateway.kafkaProperties["fetch.wait.max.ms"] == nil {
+            gateway.kafkaProperties["fetch.wait.max.ms"] = "10"
+        }
+    }
+
+    /// The group session timeout against the embedded broker (a restart there gets its
+    /// partitions this long minus 1 s after the previous instance left).
+    public static let embeddedSessionTimeout: Duration = .seconds(3)
 }
