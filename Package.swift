@@ -22,7 +22,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/vapor/sqlite-nio", exact: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        // Without its default ConfigurationSupport trait: FocusGate reads its own configuration,
+        // and swift-configuration would be built for nothing.
+        .package(
+            url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
@@ -173,7 +176,8 @@ let package = Package(
             name: "FocusGateTests",
             dependencies: [
                 "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateHarness",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strictSwift

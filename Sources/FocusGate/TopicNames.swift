@@ -1,6 +1,6 @@
 public import FocusGateKafka
 
-/// The topics FocusGate reads and writes (SPEC §1). Every name is configurable (`topics.*`).
+/// The topics FocusGate reads and writes (docs/contract.md, Topics). Every name is configurable (`topics.*`).
 public struct TopicNames: Sendable, Hashable {
     /// Notification events in (`topics.notifications`). Default: `"notifications"`.
     public var notifications = "notifications"
@@ -17,7 +17,7 @@ public struct TopicNames: Sendable, Hashable {
     /// Internal state changelog, compacted (`topics.state`). Default: `"focusgate.state"`.
     public var state = "focusgate.state"
 
-    /// The SPEC's default names.
+    /// The contract's default names.
     public init() {}
 
     /// The specifications to create every topic with `partitions` partitions.

@@ -7,7 +7,7 @@ public import Logging
     import Glibc
 #endif
 
-/// `focusgate broker`: only the embedded broker, with the SPEC topics.
+/// `focusgate broker`: only the embedded broker, with the contract's topics.
 struct BrokerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "broker",

@@ -3,7 +3,7 @@ import FocusGateHarness
 import Foundation
 import Testing
 
-@Suite("Badge records and timestamps (SPEC §6)")
+@Suite("Badge records and timestamps")
 struct BadgeRecordTests {
     static let now: Int64 = 1_795_000_000_000
 

@@ -3,7 +3,7 @@ import FocusGateHarness
 import Foundation
 import Testing
 
-@Suite("Decisions (SPEC §5)")
+@Suite("Decisions")
 struct DecisionTests {
     static let now: Int64 = 1_795_000_000_000
 
@@ -152,7 +152,7 @@ struct DecisionTests {
     }
 }
 
-@Suite("Focus contexts (SPEC §3)")
+@Suite("Focus contexts")
 struct FocusContextTests {
     static let specExample = #"""
         {"userId":"u-42","version":17,"focus":"Work","expiresAt":"2026-11-21T18:00:00Z","allowTimeSensitive":true,"hideBadges":false,"otherApps":"deliver",
@@ -160,7 +160,7 @@ struct FocusContextTests {
            "parameters":{"alwaysUseDarkMode":false,"status":"Working","account":"work-account-identifier"}}}}
         """#
 
-    @Test("the SPEC example decodes, round-trips and keeps parameters opaque")
+    @Test("the contract's example decodes, round-trips and keeps parameters opaque")
     func specExampleRoundTrip() throws {
         let context = try FocusContext.decode(from: Data(Self.specExample.utf8))
         #expect(context.userID == "u-42" && context.version == 17 && context.focus == "Work")
@@ -199,11 +199,28 @@ struct FocusContextTests {
                 "apps.a.filterPredicate"
             ),
             (#"{"userId":"u","version":1"#, "invalid-json", nil),
+            (#"{"userId":"u","version":1,"people":{"allowed":"mom"}}"#, "wrong-type", "people.allowed"),
+            (#"{"userId":"u","version":1,"people":{"silenced":[""]}}"#, "invalid-value", "people.silenced"),
+            (#"{"userId":"u","version":1,"people":{"allowed":["a","b"],"silenced":["b"]}}"#, "invalid-value", "people"),
         ] as [(String, String, String?)])
     func refusals(json: String, code: String, field: String?) {
         let error = #expect(throws: FocusContextError.self) { try FocusContext.decode(from: Data(json.utf8)) }
         #expect(error?.code == code)
         #expect(error?.field == field)
+    }
+
+    @Test("people: at most 10,000 a list; round-trips; a document without people encodes as before")
+    func people() throws {
+        let withPeople = #"{"userId":"u","version":1,"focus":"Work","people":{"allowed":["mom"],"silenced":["spam"]}}"#
+        let context = try FocusContext.decode(from: Data(withPeople.utf8))
+        #expect(context.people == FocusContext.People(allowed: ["mom"], silenced: ["spam"]))
+        #expect(try FocusContext.decode(from: context.encoded()) == context)
+        let plain = try FocusContext.decode(from: Data(#"{"userId":"u","version":1}"#.utf8))
+        #expect(!String(decoding: plain.encoded(), as: UTF8.self).contains("people"))
+        var tooMany = plain
+        tooMany.people = .init(allowed: (0...FocusContext.maxPeoplePerList).map { "p\($0)" })
+        let error = #expect(throws: FocusContextError.self) { try tooMany.validate() }
+        #expect(error?.field == "people.allowed" && error?.code == "invalid-value")
     }
 
     @Test("a refused predicate carries the parser's position and reason")

@@ -22,6 +22,24 @@ struct EventDecoderTests {
                     interruptionLevel: .critical, relevanceScore: 0.25))
     }
 
+    @Test("senderId: absent, or a bounded id; another type, empty, too long or twice is refused")
+    func sender() throws {
+        #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a"}"#).senderID == nil)
+        #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a","senderId":"mom"}"#).senderID == "mom")
+        let long = String(repeating: "s", count: EventDecoder.maxIdentifierBytes)
+        #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a","senderId":"\#(long)"}"#).senderID == long)
+        for (json, code) in [
+            (#"{"id":"n","userId":"u","appId":"a","senderId":7}"#, EventDecodingError.Code.wrongType),
+            (#"{"id":"n","userId":"u","appId":"a","senderId":null}"#, .wrongType),
+            (#"{"id":"n","userId":"u","appId":"a","senderId":""}"#, .invalidValue),
+            (#"{"id":"n","userId":"u","appId":"a","senderId":"\#(long)s"}"#, .invalidValue),
+            (#"{"id":"n","userId":"u","appId":"a","senderId":"a","senderId":"b"}"#, .duplicateField),
+        ] {
+            let error = #expect(throws: EventDecodingError.self) { try self.decode(json) }
+            #expect(error?.code == code && error?.field == "senderId", "\(json.prefix(80))")
+        }
+    }
+
     @Test("an APNs-shaped event takes its fields from aps")
     func apnsShaped() throws {
         let event = try self.decode(

@@ -1,7 +1,8 @@
 @testable import FocusGateCore
+import FocusGateHarness
 import Testing
 
-/// The partition state against a plain model of SPEC §6–§7 (arrays and dictionaries, recounting
+/// The partition state against a plain model of docs/contract.md, Outputs and Badges (arrays and dictionaries, recounting
 /// everything), over random notifications, reads, clears, Focus changes, commits and rollbacks;
 /// then restored from its changelog, as written and as compaction would leave it.
 @Suite("Partition state against a model")
@@ -14,9 +15,18 @@ struct PartitionStateModelTests {
         BadgeRecordTests.context(version: 3, hideBadges: true),
         BadgeRecordTests.context(version: 4, focus: "Sleep", predicate: "FALSEPREDICATE"),
         BadgeRecordTests.context(version: 5, focus: nil),
+        // People: "boss" gets through the silenced apps (the predicate still applies), "spam" is
+        // silenced everywhere.
+        FocusContext.fixture(
+            version: 6, otherApps: .silence, apps: ["a": .init(filterPredicate: "SELF == 'work'")],
+            people: .init(allowed: ["boss"], silenced: ["spam"])
+        ).compiledForTests(),
+        FocusContext.fixture(
+            version: 7, apps: ["b": .init(silenced: true)], people: .init(allowed: ["spam"], silenced: ["boss"])
+        ).compiledForTests(),
     ]
 
-    /// SPEC §6–§7 written the obvious way.
+    /// The contract's rules written the obvious way.
     struct Model {
         let window: Int
         let cap: Int
@@ -26,7 +36,7 @@ struct PartitionStateModelTests {
         var pending: [BadgeUpdate] = []
 
         struct App {
-            var unread: [(id: String, criteria: String?)] = []
+            var unread: [(id: String, criteria: String?, sender: String?)] = []
             var badge = 0
             var sequence: UInt64 = 0
         }
@@ -43,7 +53,8 @@ struct PartitionStateModelTests {
                 if self.isDuplicate(user: user, id: event.id) { return .duplicate }
                 self.windows[user, default: []].append(event.id)
                 if self.windows[user]!.count > self.window { self.windows[user]!.removeFirst() }
-                self.apps[user, default: [:]][appID, default: App()].unread.append((event.id, event.filterCriteria))
+                self.apps[user, default: [:]][appID, default: App()].unread.append(
+                    (event.id, event.filterCriteria, event.senderID))
                 if self.apps[user]![appID]!.unread.count > self.cap { self.apps[user]![appID]!.unread.removeFirst() }
             case .read:
                 guard self.apps[user]?[appID] != nil else { return .applied(nil) }
@@ -63,7 +74,8 @@ struct PartitionStateModelTests {
             var app = self.apps[user]![appID]!
             let badge = app.unread.filter {
                 FocusDecider.countsInBadge(
-                    appID: appID, criteria: $0.criteria, context: context, nowMilliseconds: PartitionStateModelTests.now
+                    appID: appID, criteria: $0.criteria, senderID: $0.sender, context: context,
+                    nowMilliseconds: PartitionStateModelTests.now
                 )
             }.count
             defer {
@@ -106,7 +118,8 @@ struct PartitionStateModelTests {
         case 0..<70:
             return NotificationEvent(
                 id: id(&random), userID: user, appID: app,
-                filterCriteria: ["work", "home", nil, ""].randomElement(using: &random)!)
+                filterCriteria: ["work", "home", nil, ""].randomElement(using: &random)!,
+                senderID: [nil, nil, "boss", "spam", "friend"].randomElement(using: &random)!)
         case 70..<92:
             let ids = (0..<Int.random(in: 1...3, using: &random)).map { _ in id(&random) }
             return NotificationEvent(kind: .read, id: "r", userID: user, appID: app, notificationIDs: ids)

@@ -1,7 +1,7 @@
 @testable import FocusGateCore
 import Testing
 
-@Suite("Partition state: dedupe, unread and badges (SPEC §6, §7), rollback, changelog")
+@Suite("Partition state: dedupe, unread and badges, rollback, changelog")
 struct PartitionStateTests {
     static let now = BadgeRecordTests.now
     static let work = BadgeRecordTests.context(version: 1)

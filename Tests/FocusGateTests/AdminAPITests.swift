@@ -5,7 +5,6 @@ import FocusGateStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Prometheus
 import Testing
 
@@ -36,8 +35,7 @@ struct AdminFixture {
             configuration: .init(bootstrapServers: self.broker.bootstrapServers), logger: testLogger)
     }
 
-    func application(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> some ApplicationProtocol
-    {
+    func router(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> Router<BasicRequestContext> {
         var configuration = AdminAPI.Configuration(token: token)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
@@ -46,7 +44,7 @@ struct AdminFixture {
             badges: self.badges, registry: self.registry, logger: testLogger,
             readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
         )
-        return Application(router: api.router())
+        return api.router()
     }
 
     /// Every record on the invalidations topic, as (key, value) text.
@@ -88,14 +86,14 @@ struct AdminAPITests {
             descriptor: .init(
                 namespace: "focusgate", metricName: "events_consumed", unitName: "total", helpText: "Records consumed.")
         )
-        try await fixture.application(token: "secret").test(.router) { client in
+        try await LiveServer.run(fixture.router(token: "secret")) { client in
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(String(buffer: response.body).contains("focusgate_events_consumed_total 0"))
             }
         }
-        try await fixture.application(ready: false).test(.router) { client in
+        try await LiveServer.run(fixture.router(ready: false)) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(json(response.body)["ready"] as? Bool == false)
@@ -107,7 +105,7 @@ struct AdminAPITests {
     @Test("PUT validates, stores and publishes an inline invalidation; GET returns it; DELETE publishes a tombstone")
     func contextLifecycle() async throws {
         let fixture = try await AdminFixture()
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             try await client.execute(uri: "/v1/users/u-42/context", method: .get) { response in
                 #expect(response.status == .notFound)
                 #expect(json(response.body)["error"] as? String == "not-found")
@@ -165,7 +163,7 @@ struct AdminAPITests {
         ])
     func badPut(body: String, code: String) async throws {
         let fixture = try await AdminFixture()
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: body)) {
                 response in
                 #expect(response.status == .badRequest)
@@ -179,7 +177,7 @@ struct AdminAPITests {
     @Test("a refused predicate reports the parser's position and reason")
     func predicateErrorDetails() async throws {
         let fixture = try await AdminFixture()
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             let body = #"{"userId":"u","version":1,"apps":{"a":{"filterPredicate":"SELF.length > 3"}}}"#
             try await client.execute(uri: "/v1/users/u/context", method: .put, body: ByteBuffer(string: body)) {
                 response in
@@ -195,7 +193,7 @@ struct AdminAPITests {
     @Test("bearer token on /v1/*; body size limit; unknown routes answer JSON")
     func authAndLimits() async throws {
         let fixture = try await AdminFixture()
-        try await fixture.application(token: "s3cret", maxBodyBytes: 64).test(.router) { client in
+        try await LiveServer.run(fixture.router(token: "s3cret", maxBodyBytes: 64)) { client in
             try await client.execute(uri: "/v1/users/u/context", method: .get) { response in
                 #expect(response.status == .unauthorized)
                 #expect(json(response.body)["error"] as? String == "unauthorized")
@@ -228,7 +226,7 @@ struct AdminAPITests {
         let fixture = try await AdminFixture()
         await fixture.badges.add(userID: "u", appID: "chat", id: "n1")
         await fixture.badges.add(userID: "u", appID: "chat", id: "n2")
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             try await client.execute(uri: "/v1/users/u/badges", method: .get) { response in
                 #expect(response.status == .ok)
                 let badges = json(response.body)["badges"] as? [[String: Any]]
@@ -246,7 +244,7 @@ struct AdminAPITests {
     @Test("explain with a given context, with the stored one, and refusals")
     func explain() async throws {
         let fixture = try await AdminFixture()
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             let given =
                 #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"#
                 + contextBody + "}"

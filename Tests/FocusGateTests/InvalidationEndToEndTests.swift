@@ -6,7 +6,6 @@ import FocusGateStore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Prometheus
 import Synchronization
 import Testing
@@ -42,7 +41,7 @@ struct InvalidationEndToEndTests {
         // The user is cached as "no context": notifications are delivered.
         #expect(try await decide().reason == .noFocus)
 
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
             { #expect($0.status == .ok) }
         }

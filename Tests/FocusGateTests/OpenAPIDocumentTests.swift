@@ -3,7 +3,6 @@ import FocusGateCore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import Testing
 import Yams
 
@@ -22,7 +21,7 @@ struct OpenAPIDocumentTests {
     func served() async throws {
         let fixture = try await AdminFixture()
         let onDisk = try Data(contentsOf: Self.documentPath)
-        try await fixture.application(token: "secret").test(.router) { client in
+        try await LiveServer.run(fixture.router(token: "secret")) { client in
             try await client.execute(uri: "/openapi.yaml", method: .get) { response in
                 #expect(response.status == .ok, "open even with a token")
                 #expect(response.headers[.contentType] == "application/yaml")
@@ -69,7 +68,7 @@ struct OpenAPIDocumentTests {
         let context = try example("/v1/users/{userId}/context", "put")
         let decoded = try FocusContext.decode(from: context)
         let explain = try example("/v1/explain", "post")
-        try await fixture.application().test(.router) { client in
+        try await LiveServer.run(fixture.router()) { client in
             try await client.execute(
                 uri: "/v1/users/\(decoded.userID)/context", method: .put, body: ByteBuffer(data: context)
             ) { #expect($0.status == .ok, "\(String(buffer: $0.body))") }

@@ -4,7 +4,9 @@ import Testing
 
 @Suite("Topic names")
 struct TopicNamesTests {
-    @Test("SPEC defaults; badges and the state changelog are compacted; every topic has the same partition count")
+    @Test(
+        "the contract's default names; badges and the state changelog are compacted; every topic has the same partition count"
+    )
     func specifications() {
         let names = TopicNames()
         let specifications = names.specifications(partitions: 8, replicationFactor: 3)

@@ -66,7 +66,7 @@ struct CLITests {
         #expect(first.status == 0)
         #expect(
             first.output
-                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","reason":"predicate-mismatch"}"#
+                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","reason":"predicate-mismatch","senderList":null}"#
                 + "\n")
 
         let second = try await Self.run([
@@ -80,6 +80,26 @@ struct CLITests {
             "explain", "--context", context, "--event", silenced, "--at", "2030-01-01T00:00:00.001Z",
         ])
         #expect(expired.output.contains(#""reason":"no-focus""#))
+
+        // People: the rule that decided names the list.
+        let people = try Self.file(
+            #"{"userId":"u-42","version":18,"focus":"Work","otherApps":"silence","people":{"allowed":["boss"],"silenced":["spam"]}}"#
+        )
+        let fromBoss = try Self.file(#"{"id":"n3","userId":"u-42","appId":"com.example.chat","senderId":"boss"}"#)
+        let fromSpam = try Self.file(
+            #"{"id":"n4","userId":"u-42","appId":"com.example.chat","senderId":"spam","interruptionLevel":"time-sensitive"}"#
+        )
+        let allowed = try await Self.run(["explain", "--context", people, "--event", fromBoss])
+        #expect(
+            allowed.output.contains(#""decision":"delivered""#)
+                && allowed.output.contains(#""reason":"person-allowed""#)
+                && allowed.output.contains(#""senderList":"allowed""#)
+                && allowed.output.contains(#""badgeCounted":true"#),
+            "\(allowed.output)")
+        let silencedPerson = try await Self.run(["explain", "--context", people, "--event", fromSpam])
+        #expect(
+            silencedPerson.output.contains(#""reason":"person-silenced""#)
+                && silencedPerson.output.contains(#""senderList":"silenced""#), "\(silencedPerson.output)")
     }
 
     @Test(

@@ -28,7 +28,7 @@ extension EmbeddedBrokerTests {
                 })
         }
 
-        static let specMetrics: Set<String> = [
+        static let contractMetrics: Set<String> = [
             "focusgate_events_consumed_total", "focusgate_decisions_total", "focusgate_dlq_total",
             "focusgate_duplicates_total",
             "focusgate_badge_updates_total", "focusgate_invalidations_total", "focusgate_context_cache_entries",
@@ -38,7 +38,7 @@ extension EmbeddedBrokerTests {
             "focusgate_consumer_lag", "focusgate_rebalances_total",
         ]
 
-        @Test("serve exposes every SPEC metric and every metric the dashboard and alert rules use")
+        @Test("serve exposes every metric of the contract and every metric the dashboard and alert rules use")
         func metricsExist() async throws {
             let bench = try await GatewayBench()
             let serve = try await ServeProcess(bench)
@@ -74,8 +74,8 @@ extension EmbeddedBrokerTests {
             #expect(used.count >= 14)
             #expect(used.subtracting(exposed).isEmpty, "used but not exposed: \(used.subtracting(exposed).sorted())")
             #expect(
-                Self.specMetrics.subtracting(exposed).isEmpty,
-                "SPEC metrics missing: \(Self.specMetrics.subtracting(exposed).sorted())")
+                Self.contractMetrics.subtracting(exposed).isEmpty,
+                "metrics of the contract missing: \(Self.contractMetrics.subtracting(exposed).sorted())")
             #expect(exposition.contains("focusgate_ready 1"))
             #expect(exposition.contains(#"focusgate_decisions_total{decision="delivered",reason="predicate-match"} 1"#))
             #expect(exposition.contains(#"focusgate_dlq_total{error="invalid-json"} 1"#))

@@ -23,11 +23,14 @@ extension EmbeddedBrokerTests {
                     "mail": .init(silenced: true),
                     "calendar": .init(),
                     "legacy": .init(filterPredicate: "SELF < 5"),
-                ]
+                ],
+                people: .init(allowed: ["boss"], silenced: ["spam"])
             )
         }
 
-        @Test("every decision reason, SPEC headers, input bytes unchanged, APNs-shaped events, each DLQ class, dedupe")
+        @Test(
+            "every decision reason, the contract's headers, input bytes unchanged, APNs-shaped events, each DLQ class, dedupe"
+        )
         func decisions() async throws {
             let bench = try await GatewayBench()
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
@@ -82,6 +85,14 @@ extension EmbeddedBrokerTests {
                 (
                     Events.notification("n-unavailable", user: "u-stale", criteria: "home"), "context-unavailable",
                     "delivered"
+                ),
+                (
+                    Events.notification("n-person-allowed", user: "u-work", app: "mail", sender: "boss"),
+                    "person-allowed", "delivered"
+                ),
+                (
+                    Events.notification("n-person-silenced", user: "u-work", app: "calendar", sender: "spam"),
+                    "person-silenced", "silenced"
                 ),
                 (Events.apns("n-apns-match", user: "u-work", criteria: "work"), "predicate-match", "delivered"),
                 (Events.apns("n-apns-mismatch", user: "u-work", criteria: "home"), "predicate-mismatch", "silenced"),

@@ -266,11 +266,13 @@ final class ManualWallClock: WallClock {
 
 enum Events {
     static func notification(
-        _ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil
+        _ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil,
+        sender: String? = nil
     ) -> (key: String?, value: String) {
         var fields = [#""id":"\#(id)""#, #""userId":"\#(user)""#, #""appId":"\#(app)""#]
         if let criteria { fields.append(#""filterCriteria":"\#(criteria)""#) }
         if let level { fields.append(#""interruptionLevel":"\#(level)""#) }
+        if let sender { fields.append(#""senderId":"\#(sender)""#) }
         return (user, "{\(fields.joined(separator: ","))}")
     }
 

@@ -1,7 +1,7 @@
 public import FocusGateCore
 public import FocusGateKafka
 
-/// Publishes context invalidations (SPEC §9) so that every instance refreshes its cache.
+/// Publishes context invalidations (docs/contract.md, Invalidations) so that every instance refreshes its cache.
 public protocol InvalidationPublishing: Sendable {
     /// Publishes `value` with key `userID`; `nil` publishes a tombstone (drop from caches).
     func publish(userID: String, value: [UInt8]?) async throws

@@ -79,7 +79,7 @@ extension ContextCache {
     }
 }
 
-/// An invalidation message from `focus.invalidations` (SPEC §9).
+/// An invalidation message from `focus.invalidations` (docs/contract.md, Invalidations).
 public enum ContextInvalidation: Sendable, Hashable {
     /// `{"userId","version"}`: reload the user from the store.
     case reload(userID: String, version: Int64)

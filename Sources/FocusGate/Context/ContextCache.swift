@@ -4,7 +4,7 @@ public import FocusGateStore
 public import Logging
 import Synchronization
 
-/// The bounded in-memory cache of compiled Focus contexts (SPEC §9), in front of the store.
+/// The bounded in-memory cache of compiled Focus contexts (docs/contract.md, Invalidations and the context store), in front of the store.
 ///
 /// - "This user has no context" is cached too: most users have no Focus on.
 /// - Bounded by ``Configuration/maxEntries`` with CLOCK (second-chance) eviction: a hit sets a
@@ -143,7 +143,7 @@ public final class ContextCache: Sendable {
         case invalid
     }
 
-    /// Applies one invalidation (SPEC §9). Reloads block the calling (listener) thread for at most
+    /// Applies one invalidation. Reloads block the calling (listener) thread for at most
     /// ``Configuration/loadTimeout``.
     ///
     /// - Returns: What happened, and the user's new context when it changed.

@@ -1,6 +1,6 @@
 public import Prometheus
 
-/// The cache's metrics, created once (SPEC §10 names).
+/// The cache's metrics, created once (names in docs/contract.md, Metrics).
 public struct ContextCacheMetrics: Sendable {
     let hits: Counter
     let misses: Counter

@@ -5,7 +5,7 @@ public import Logging
 public import ServiceLifecycle
 import Synchronization
 
-/// The notification pipeline (SPEC §1, §6–§8): `workers` threads, each a consumer-group member
+/// The notification pipeline (docs/contract.md: Topics, Outputs, Badges, Guarantees): `workers` threads, each a consumer-group member
 /// running consume-batch → decide → produce, committing outputs, state and offsets together.
 ///
 /// On graceful shutdown each worker finishes its batch, commits, leaves the group and flushes. A

@@ -1,6 +1,6 @@
 import FocusGateKafka
 
-/// How the notification pipeline runs (SPEC §8, §10 `kafka.*`, `delivery.mode`, `commit.intervalMs`,
+/// How the notification pipeline runs (docs/contract.md, Guarantees and Configuration: `kafka.*`, `delivery.mode`, `commit.intervalMs`,
 /// `workers`, `limits.*`, `badges.*`).
 public struct GatewayConfiguration: Sendable {
     /// `kafka.bootstrapServers` (resolved: the embedded broker's address when it runs).
@@ -9,7 +9,7 @@ public struct GatewayConfiguration: Sendable {
     public var groupID = "focusgate"
     /// `kafka.properties`: librdkafka properties for every client. Default: none.
     public var kafkaProperties: [String: String] = [:]
-    /// `topics.*`. Default: SPEC §1 names.
+    /// `topics.*`. Default: the names of docs/contract.md, Topics.
     public var topics = TopicNames()
     /// `delivery.mode`. Default: `.exactlyOnce`.
     public var deliveryMode: DeliveryMode = .exactlyOnce

@@ -1,7 +1,7 @@
 import FocusGateCore
 public import Prometheus
 
-/// The pipeline's metrics (SPEC §10 names), created once. Workers count a batch locally and add
+/// The pipeline's metrics (names in docs/contract.md, Metrics), created once. Workers count a batch locally and add
 /// the totals here once per batch, so the hot loop takes no metric locks.
 public struct GatewayMetrics: Sendable {
     let consumed: Counter

@@ -4,7 +4,7 @@ import HeapModule
 import Logging
 import Prometheus
 
-/// One consume-decide-produce thread (SPEC §8): a consumer-group member with its own producer,
+/// One consume-decide-produce thread (docs/contract.md, Guarantees): a consumer-group member with its own producer,
 /// and the badge and dedupe state of the partitions it owns.
 ///
 /// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside

@@ -3,7 +3,7 @@ import FocusGateKafka
 import Logging
 
 /// Reads a partition of the state changelog (`focusgate.state`) into a ``PartitionState`` before
-/// the worker consumes the matching input partition (SPEC §8).
+/// the worker consumes the matching input partition (docs/contract.md, Guarantees).
 ///
 /// The changelog is read with `read_committed` from its beginning up to the high watermark noted
 /// at the start: on a real cluster an open transaction of a dead instance holds the read back

@@ -1,4 +1,4 @@
-/// The settings `focusgate serve` uses, with SPEC §10's keys and defaults.
+/// The settings `focusgate serve` uses, with the keys and defaults of docs/contract.md, Configuration.
 ///
 /// Read from a YAML file and the environment (see `ServerConfiguration+Reader.swift`); every key is
 /// documented with its default in `config/focusgate.yaml`.
@@ -13,7 +13,7 @@ public struct ServerConfiguration: Sendable {
     public var groupID = "focusgate"
     /// `kafka.properties`: librdkafka properties passed through to every client. Default: none.
     public var kafkaProperties: [String: String] = [:]
-    /// `topics.*`. Default: SPEC §1 names.
+    /// `topics.*`. Default: the names of docs/contract.md, Topics.
     public var topics = TopicNames()
     /// `delivery.mode`. Default: `exactly-once`.
     public var deliveryMode: GatewayConfiguration.DeliveryMode = .exactlyOnce

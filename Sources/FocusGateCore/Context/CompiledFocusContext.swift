@@ -15,6 +15,14 @@ public struct CompiledFocusContext: Sendable {
     /// Apps the context does not list are silenced.
     public let silencesOtherApps: Bool
     let apps: ContiguousArray<App>
+    /// The people lists, hashed once per context; `nil` when the Focus names nobody.
+    let people: People?
+
+    /// The people lists as sets: a lookup costs the same with 5 or 5,000 people.
+    struct People: Sendable {
+        let allowed: Set<String>
+        let silenced: Set<String>
+    }
 
     struct App: Sendable {
         let appID: String
@@ -26,6 +34,14 @@ public struct CompiledFocusContext: Sendable {
     /// (it expires *after* `expiresAt`: at that very millisecond it still applies).
     public func isFocusOn(atMilliseconds nowMilliseconds: Int64) -> Bool {
         self.focus != nil && nowMilliseconds <= self.expiresAtMilliseconds
+    }
+
+    /// The list of the Focus that names `senderID`, if any.
+    public func personList(of senderID: String?) -> PersonList? {
+        guard let senderID, let people = self.people else { return nil }
+        if people.silenced.contains(senderID) { return .silenced }
+        if people.allowed.contains(senderID) { return .allowed }
+        return nil
     }
 
     /// The filter the context sets for `appID`: whether it silences the app, and its predicate.
@@ -97,7 +113,11 @@ public struct FocusContextCompiler {
             allowTimeSensitive: context.allowTimeSensitive,
             hideBadges: context.hideBadges,
             silencesOtherApps: context.otherApps == .silence,
-            apps: apps
+            apps: apps,
+            people: context.people.flatMap { people in
+                people.allowed.isEmpty && people.silenced.isEmpty
+                    ? nil : .init(allowed: Set(people.allowed), silenced: Set(people.silenced))
+            }
         )
     }
 

@@ -25,8 +25,10 @@ public struct FocusContextError: Error, Sendable, Hashable, CustomStringConverti
 }
 
 extension FocusContext {
-    /// Longest user id and app id, in UTF-8 bytes (as for events).
+    /// Longest user id, app id and sender id, in UTF-8 bytes (as for events).
     public static let maxIdentifierBytes = 256
+    /// Most sender ids in each of ``People/allowed`` and ``People/silenced``.
+    public static let maxPeoplePerList = 10_000
 
     /// Decodes and validates a context document.
     ///
@@ -50,7 +52,7 @@ extension FocusContext {
         try! Self.jsonEncoder.encode(self)
     }
 
-    /// Checks the rules of SPEC §3 that types do not: ids, version, and that every predicate compiles.
+    /// Checks the rules of docs/contract.md, Focus contexts, that types do not: ids, version, and that every predicate compiles.
     public func validate() throws(FocusContextError) {
         try Self.checkIdentifier(self.userID, field: "userId")
         guard self.version >= 0 else {
@@ -71,6 +73,27 @@ extension FocusContext {
                     )
                 }
             }
+        }
+        if let people = self.people {
+            try Self.checkPeople(people)
+        }
+    }
+
+    private static func checkPeople(_ people: People) throws(FocusContextError) {
+        for (list, field) in [(people.allowed, "people.allowed"), (people.silenced, "people.silenced")] {
+            guard list.count <= self.maxPeoplePerList else {
+                throw FocusContextError(
+                    code: "invalid-value", field: field,
+                    message: "\(field) names \(list.count) people, more than \(self.maxPeoplePerList)")
+            }
+            for senderID in list {
+                try self.checkIdentifier(senderID, field: field)
+            }
+        }
+        let allowed = Set(people.allowed)
+        if let both = people.silenced.first(where: { allowed.contains($0) }) {
+            throw FocusContextError(
+                code: "invalid-value", field: "people", message: "'\(both)' is both allowed and silenced")
         }
     }
 

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// A user's Focus app contexts (SPEC §3): which Focus is on, until when, and each app's filter.
+/// A user's Focus app contexts (docs/contract.md, Focus contexts): which Focus is on, until when, and each app's filter.
 ///
 /// This is the document the store keeps and the API exchanges. ``validate()`` checks it when it
 /// is written; ``CompiledFocusContext`` is the form decisions read.
@@ -21,6 +21,9 @@ public struct FocusContext: Sendable, Hashable, Codable {
     public var otherApps: OtherApps
     /// Per app (bundle id): its filter predicate, whether the Focus silences it, and its parameters.
     public var apps: [String: AppFilter]
+    /// The people the Focus allows or silences, by the `senderId` of their notifications; `nil`:
+    /// the Focus names nobody.
+    public var people: People?
 
     /// Creates a context.
     public init(
@@ -31,7 +34,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
         allowTimeSensitive: Bool = true,
         hideBadges: Bool = false,
         otherApps: OtherApps = .deliver,
-        apps: [String: AppFilter] = [:]
+        apps: [String: AppFilter] = [:],
+        people: People? = nil
     ) {
         self.userID = userID
         self.version = version
@@ -41,6 +45,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.hideBadges = hideBadges
         self.otherApps = otherApps
         self.apps = apps
+        self.people = people
     }
 
     /// What a Focus does to an app it does not list.
@@ -75,8 +80,32 @@ public struct FocusContext: Sendable, Hashable, Codable {
         }
     }
 
+    /// The people a Focus names, as Apple's Focus settings do ("Allow notifications from" and
+    /// "Silence notifications from"): a silenced person is silenced even in an allowed app, an
+    /// allowed person gets through an app the Focus silences.
+    public struct People: Sendable, Hashable, Codable {
+        /// Sender ids whose notifications get through apps the Focus silences. Default: none.
+        public var allowed: [String]
+        /// Sender ids whose notifications are silenced whatever the app. Default: none.
+        public var silenced: [String]
+
+        /// Creates the lists.
+        public init(allowed: [String] = [], silenced: [String] = []) {
+            self.allowed = allowed
+            self.silenced = silenced
+        }
+
+        private enum CodingKeys: String, CodingKey { case allowed, silenced }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.allowed = try container.decodeIfPresent([String].self, forKey: .allowed) ?? []
+            self.silenced = try container.decodeIfPresent([String].self, forKey: .silenced) ?? []
+        }
+    }
+
     private enum CodingKeys: String, CodingKey {
-        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps
+        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people
     }
 
     public init(from decoder: any Decoder) throws {
@@ -89,6 +118,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.hideBadges = try container.decodeIfPresent(Bool.self, forKey: .hideBadges) ?? false
         self.otherApps = try container.decodeIfPresent(OtherApps.self, forKey: .otherApps) ?? .deliver
         self.apps = try container.decodeIfPresent([String: AppFilter].self, forKey: .apps) ?? [:]
+        self.people = try container.decodeIfPresent(People.self, forKey: .people)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -101,5 +131,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         try container.encode(self.hideBadges, forKey: .hideBadges)
         try container.encode(self.otherApps, forKey: .otherApps)
         try container.encode(self.apps, forKey: .apps)
+        // Only when set: a document without people encodes as it always did.
+        try container.encodeIfPresent(self.people, forKey: .people)
     }
 }

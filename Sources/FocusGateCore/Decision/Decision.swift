@@ -1,4 +1,4 @@
-/// What happens to one notification, and why (SPEC §5).
+/// What happens to one notification, and why (docs/contract.md, Decisions).
 public struct Decision: Sendable, Hashable {
     /// Delivered or silenced ("delivered quietly").
     public var outcome: Outcome
@@ -48,11 +48,24 @@ public struct Decision: Sendable, Hashable {
         public static let breakthroughTimeSensitive = Reason(rawValue: "breakthrough-time-sensitive")
         /// The context store is down and nothing is cached; delivered to be safe.
         public static let contextUnavailable = Reason(rawValue: "context-unavailable")
+        /// The Focus silences the sender (`people.silenced`), whatever the app.
+        public static let personSilenced = Reason(rawValue: "person-silenced")
+        /// The Focus silences the app, but allows the sender (`people.allowed`).
+        public static let personAllowed = Reason(rawValue: "person-allowed")
 
         /// Every reason, for metric initialisation and documentation.
         public static let all: [Reason] = [
             .noFocus, .appSilenced, .noCriteria, .noFilter, .predicateMatch, .predicateMismatch,
             .predicateError, .breakthroughCritical, .breakthroughTimeSensitive, .contextUnavailable,
+            .personSilenced, .personAllowed,
         ]
     }
+}
+
+/// The people list of a Focus that names a sender.
+public enum PersonList: String, Sendable, Hashable, Codable {
+    /// `people.allowed`: gets through apps the Focus silences.
+    case allowed
+    /// `people.silenced`: silenced whatever the app.
+    case silenced
 }

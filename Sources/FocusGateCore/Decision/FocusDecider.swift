@@ -6,7 +6,7 @@ public enum ContextLookup: Sendable {
     case unavailable
 }
 
-/// The decision rules of SPEC §5, as a pure function.
+/// The decision rules of docs/contract.md, Decisions, as a pure function.
 public enum FocusDecider {
     /// Decides a `notification` event.
     ///
@@ -14,6 +14,7 @@ public enum FocusDecider {
     ///   - appID: The event's app.
     ///   - criteria: The event's filter criteria, `nil` when it carries none.
     ///   - interruptionLevel: The event's interruption level.
+    ///   - senderID: The event's sender, `nil` when it names none.
     ///   - lookup: The user's context.
     ///   - nowMilliseconds: The decision time (Unix milliseconds), for expiry.
     /// - Returns: The decision with its reason.
@@ -21,6 +22,7 @@ public enum FocusDecider {
         appID: String,
         criteria: String?,
         interruptionLevel: InterruptionLevel,
+        senderID: String? = nil,
         lookup: ContextLookup,
         nowMilliseconds: Int64
     ) -> Decision {
@@ -30,13 +32,15 @@ public enum FocusDecider {
         guard let context = found, context.isFocusOn(atMilliseconds: nowMilliseconds) else {
             return Decision(outcome: .delivered, reason: .noFocus, contextVersion: found?.version)
         }
-        let (outcome, reason) = self.filter(appID: appID, criteria: criteria, context: context)
+        let (outcome, reason) = self.filter(
+            appID: appID, criteria: criteria, person: context.personList(of: senderID), context: context)
         var decision = Decision(outcome: outcome, reason: reason, focus: context.focus, contextVersion: context.version)
         if outcome == .silenced {
             if interruptionLevel == .critical {
                 decision.outcome = .delivered
                 decision.reason = .breakthroughCritical
-            } else if interruptionLevel == .timeSensitive && context.allowTimeSensitive {
+            } else if interruptionLevel == .timeSensitive && context.allowTimeSensitive && reason != .personSilenced {
+                // A person the user silenced stays silenced: only critical alerts get through.
                 decision.outcome = .delivered
                 decision.reason = .breakthroughTimeSensitive
             }
@@ -48,35 +52,53 @@ public enum FocusDecider {
     public static func decide(_ event: NotificationEvent, lookup: ContextLookup, nowMilliseconds: Int64) -> Decision {
         self.decide(
             appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
-            lookup: lookup, nowMilliseconds: nowMilliseconds
+            senderID: event.senderID, lookup: lookup, nowMilliseconds: nowMilliseconds
         )
     }
 
-    /// Whether an unread notification of `appID` with `criteria` counts in the badge under
-    /// `context` (SPEC §7): no Focus counts everything, `hideBadges` nothing, otherwise what the
-    /// Focus would deliver by its filter (interruption levels are not kept for unread notifications).
+    /// Whether an unread notification of `appID` with `criteria` from `senderID` counts in the
+    /// badge under `context` (docs/contract.md, Badges): no Focus counts everything, `hideBadges`
+    /// nothing, otherwise what the Focus would deliver by its people lists and filter (interruption
+    /// levels are not kept for unread notifications).
     public static func countsInBadge(
-        appID: String, criteria: String?, context: CompiledFocusContext?, nowMilliseconds: Int64
+        appID: String, criteria: String?, senderID: String? = nil, context: CompiledFocusContext?,
+        nowMilliseconds: Int64
     ) -> Bool {
         guard let context, context.isFocusOn(atMilliseconds: nowMilliseconds) else { return true }
         if context.hideBadges { return false }
-        return self.filter(appID: appID, criteria: criteria, context: context).0 == .delivered
+        return self.filter(
+            appID: appID, criteria: criteria, person: context.personList(of: senderID), context: context
+        ).0 == .delivered
     }
 
-    /// Rules 2–4: the Focus's filter, before breakthrough.
-    private static func filter(appID: String, criteria: String?, context: CompiledFocusContext) -> (
-        Decision.Outcome, Decision.Reason
-    ) {
+    /// The Focus's people lists and filter, before breakthrough: a silenced person is silenced
+    /// whatever the app; an allowed person gets through an app the Focus silences, but the app's
+    /// predicate still applies; otherwise the app's silencing, then its predicate.
+    private static func filter(
+        appID: String, criteria: String?, person: PersonList?, context: CompiledFocusContext
+    ) -> (Decision.Outcome, Decision.Reason) {
+        if person == .silenced {
+            return (.silenced, .personSilenced)
+        }
         let filter = context.filter(for: appID)
-        if filter.silenced {
+        if filter.silenced && person != .allowed {
             return (.silenced, .appSilenced)
         }
-        guard let criteria else { return (.delivered, .noCriteria) }
-        guard let predicate = filter.predicate else { return (.delivered, .noFilter) }
-        do {
-            return try predicate.evaluate(criteria) ? (.delivered, .predicateMatch) : (.silenced, .predicateMismatch)
-        } catch {
-            return (.delivered, .predicateError)
+        let byPredicate: (Decision.Outcome, Decision.Reason)
+        if let criteria, let predicate = filter.predicate {
+            do {
+                byPredicate =
+                    try predicate.evaluate(criteria) ? (.delivered, .predicateMatch) : (.silenced, .predicateMismatch)
+            } catch {
+                byPredicate = (.delivered, .predicateError)
+            }
+        } else {
+            byPredicate = (.delivered, criteria == nil ? .noCriteria : .noFilter)
         }
+        // The allowed person is what let it through the silenced app.
+        if filter.silenced && byPredicate.0 == .delivered {
+            return (.delivered, .personAllowed)
+        }
+        return byPredicate
     }
 }

@@ -1,4 +1,4 @@
-/// Decodes the routing fields of a notification event from the raw Kafka value (SPEC §2),
+/// Decodes the routing fields of a notification event from the raw Kafka value (docs/contract.md, Notification events),
 /// without building Swift values for the rest of the payload, which is still validated as JSON.
 public struct EventDecoder: Sendable {
     /// Records larger than this go to the DLQ as `too-large` (`limits.maxEventBytes`). Default: `65_536`.
@@ -85,6 +85,7 @@ extension EventDecoder {
         var score: Double?
         var apsScore: Double?
         var notificationIDs: [String]?
+        var senderID: JSONScanner.StringToken?
         var seen: UInt32 = 0
 
         mutating func read(member key: JSONScanner.StringToken, _ scanner: inout JSONScanner) throws(EventDecodingError)
@@ -114,6 +115,9 @@ extension EventDecoder {
             } else if scanner.equals(key, "notificationIds") {
                 try self.mark(7, "notificationIds")
                 self.notificationIDs = try Self.stringArray(&scanner, next, "notificationIds")
+            } else if scanner.equals(key, "senderId") {
+                try self.mark(12, "senderId")
+                self.senderID = try Self.requiredString(&scanner, next, "senderId")
             } else if scanner.equals(key, "aps") && next == UInt8(ascii: "{") {
                 try self.mark(8, "aps")
                 try scanner.forEachMember(depth: 2) { (scanner, key) throws(EventDecodingError) in
@@ -162,7 +166,7 @@ extension EventDecoder {
             return try scanner.scanString()
         }
 
-        /// A string, or `nil` for any other type (which SPEC says to ignore).
+        /// A string, or `nil` for any other type (which the contract says to ignore).
         private static func optionalString(_ scanner: inout JSONScanner, _ next: UInt8?) throws(EventDecodingError)
             -> JSONScanner.StringToken?
         {
@@ -240,12 +244,15 @@ extension EventDecoder {
                 }
                 notificationIDs = ids
             }
+            let senderID = try self.senderID.map { (token) throws(EventDecodingError) in
+                try Self.identifier(token, "senderId", scanner)
+            }
             let criteria = (self.criteria ?? self.apsCriteria).map { scanner.string($0) }
             let level = (self.level ?? self.apsLevel).map { InterruptionLevel(parsing: scanner.string($0)) } ?? .active
             let score = (self.score ?? self.apsScore).map { min(max($0, 0), 1) }
             return NotificationEvent(
                 kind: kind, id: id, userID: userID, appID: appID, filterCriteria: criteria,
-                interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs
+                interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs, senderID: senderID
             )
         }
 

@@ -1,4 +1,4 @@
-/// The routing fields of one input record (SPEC §2). Everything else in the record (`aps`,
+/// The routing fields of one input record (docs/contract.md, Notification events). Everything else in the record (`aps`,
 /// `payload`, …) is passed through untouched as the original bytes, never decoded.
 public struct NotificationEvent: Sendable, Hashable {
     /// `notification` (default), `read` or `clear`.
@@ -17,6 +17,9 @@ public struct NotificationEvent: Sendable, Hashable {
     public var relevanceScore: Double?
     /// For `read`: the notifications marked read.
     public var notificationIDs: [String]
+    /// `senderId`: the person who sent the notification, as the Focus's people lists name them;
+    /// `nil` when the event does not say.
+    public var senderID: String?
 
     /// Creates an event.
     public init(
@@ -27,7 +30,8 @@ public struct NotificationEvent: Sendable, Hashable {
         filterCriteria: String? = nil,
         interruptionLevel: InterruptionLevel = .active,
         relevanceScore: Double? = nil,
-        notificationIDs: [String] = []
+        notificationIDs: [String] = [],
+        senderID: String? = nil
     ) {
         self.kind = kind
         self.id = id
@@ -37,6 +41,7 @@ public struct NotificationEvent: Sendable, Hashable {
         self.interruptionLevel = interruptionLevel
         self.relevanceScore = relevanceScore
         self.notificationIDs = notificationIDs
+        self.senderID = senderID
     }
 
     /// What the event asks for.

@@ -27,7 +27,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes |
+/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, only when the notification named one, its sender (length + 1, bytes) |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
@@ -125,11 +125,17 @@ extension PartitionState {
         Self.writeVarint(UInt64(entry.arrival), to: &value)
         Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
         value.append(entry.relevance)
-        if let criteria = self.criteria.string(entry.criteria) {
+        let attributes = self.attributes[entry.attributes]
+        if let criteria = attributes.criteria {
             Self.writeVarint(UInt64(criteria.utf8.count) + 1, to: &value)
             value.append(contentsOf: criteria.utf8)
         } else {
             value.append(0)
+        }
+        // Absent without a sender: such an entry is written as before senders existed.
+        if let sender = attributes.sender {
+            Self.writeVarint(UInt64(sender.utf8.count) + 1, to: &value)
+            value.append(contentsOf: sender.utf8)
         }
     }
 
@@ -187,10 +193,14 @@ extension PartitionState {
         let decidedAt = Int64(bitPattern: try reader.varint())
         let relevance = try reader.byte()
         let criteriaLength = try reader.varint()
-        var criteria: UInt32 = 0
-        if criteriaLength > 0 {
-            criteria = self.criteria.intern(try reader.string(length: criteriaLength - 1))
+        let criteria = criteriaLength > 0 ? try reader.string(length: criteriaLength - 1) : nil
+        var sender: String?
+        if !reader.isAtEnd {
+            let senderLength = try reader.varint()
+            guard senderLength > 1 else { throw StateFormatError(code: .malformed, message: "empty sender") }
+            sender = try reader.string(length: senderLength - 1)
         }
+        let attributes = self.attributes.intern(criteria: criteria, sender: sender)
         guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
             throw StateFormatError(code: .malformed, message: "entry value")
         }
@@ -200,7 +210,7 @@ extension PartitionState {
         entry.decidedAt = decidedAt
         entry.user = user
         entry.app = flags & 1 != 0 ? UInt32(ordinal) : 0
-        entry.criteria = criteria
+        entry.attributes = attributes
         entry.arrival = UInt32(arrival)
         entry.flags =
             StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)

@@ -182,9 +182,10 @@ extension PartitionState {
         var entry = slot.unreadHead
         while entry != StateIndex.none {
             let current = self.entries[Int(entry)]
+            let attributes = self.attributes[current.attributes]
             let counts = FocusDecider.countsInBadge(
-                appID: self.appIDBySlot[Int(app)], criteria: self.criteria.string(current.criteria), context: context,
-                nowMilliseconds: nowMilliseconds)
+                appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
+                context: context, nowMilliseconds: nowMilliseconds)
             if counts != current.has(StateEntry.counted) {
                 self.modifyEntry(entry) { $0.flags ^= StateEntry.counted }
             }
@@ -376,16 +377,16 @@ extension PartitionState {
         body(&self.users[Int(user)])
     }
 
-    // MARK: - Criteria collection
+    // MARK: - Attribute collection
 
-    /// Rebuilds the criteria pool from the entries that still use it (right after a commit, when
+    /// Rebuilds the attribute pool from the entries that still use it (right after a commit, when
     /// no before-image holds an old number).
-    mutating func collectCriteria() {
-        var used = [Bool](repeating: false, count: self.criteria.count + 1)
-        for entry in self.entries where entry.has(StateEntry.alive) { used[Int(entry.criteria)] = true }
-        let renumbered = self.criteria.collect(keeping: used)
+    mutating func collectAttributes() {
+        var used = [Bool](repeating: false, count: self.attributes.count + 1)
+        for entry in self.entries where entry.has(StateEntry.alive) { used[Int(entry.attributes)] = true }
+        let renumbered = self.attributes.collect(keeping: used)
         for index in self.entries.indices where self.entries[index].has(StateEntry.alive) {
-            self.entries[index].criteria = renumbered[Int(self.entries[index].criteria)]
+            self.entries[index].attributes = renumbered[Int(self.entries[index].attributes)]
         }
     }
 }

@@ -1,5 +1,5 @@
 /// The per-user state a gateway worker keeps for one input partition: each user's dedupe window,
-/// unread notifications and badges (SPEC §6, §7), laid out for the record loop.
+/// unread notifications and badges (docs/contract.md, Outputs and Badges), laid out for the record loop.
 ///
 /// - Users are interned once: one hash lookup per record gives an index.
 /// - Every remembered notification is one fixed-size ``StateEntry`` (id hash, app, interned
@@ -30,7 +30,8 @@ public struct PartitionState {
     /// One copy of each app id, shared by the app slots (an event's app id is a fresh string).
     var appIDCopies: [String: String] = [:]
     var userNumbers: [String: UInt32] = [:]
-    var criteria = CriteriaPool()
+    /// The criteria and sender of the entries, each distinct pair kept once.
+    var attributes = AttributePool()
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
     var slotCount = 0
@@ -41,7 +42,7 @@ public struct PartitionState {
     public internal(set) var droppedUnread = 0
 
     /// The badge updates of the current commit interval: the latest per (user, app), in the order
-    /// of each one's first change (SPEC §6 allows coalescing within a commit interval).
+    /// of each one's first change (docs/contract.md, Badges, allows coalescing within a commit interval).
     public internal(set) var pendingBadgeUpdates: [BadgeUpdate] = []
     var pendingSlots: [UInt32] = []
 
@@ -116,14 +117,16 @@ public struct PartitionState {
             let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             let counts = FocusDecider.countsInBadge(
-                appID: event.appID, criteria: event.filterCriteria, context: context, nowMilliseconds: nowMilliseconds)
+                appID: event.appID, criteria: event.filterCriteria, senderID: event.senderID, context: context,
+                nowMilliseconds: nowMilliseconds)
             var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
             if counts { flags |= StateEntry.counted }
             if silenced { flags |= StateEntry.silenced }
             self.addEntry(
                 StateEntry(
                     idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
-                    criteria: self.criteria.intern(event.filterCriteria), arrival: 0, windowNext: StateIndex.none,
+                    attributes: self.attributes.intern(criteria: event.filterCriteria, sender: event.senderID),
+                    arrival: 0, windowNext: StateIndex.none,
                     unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
                     relevance: StateEntry.relevanceByte(event.relevanceScore)))
             return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
@@ -224,7 +227,7 @@ public struct PartitionState {
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
-        if self.criteria.needsCollection { self.collectCriteria() }
+        if self.attributes.needsCollection { self.collectAttributes() }
         self.committed = CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
             freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread)

@@ -17,8 +17,9 @@ struct StateEntry {
     var user: UInt32
     /// The app slot, while unread; ``StateIndex/none`` otherwise.
     var app: UInt32
-    /// Index + 1 in the partition's criteria pool; `0`: the notification carried no criteria.
-    var criteria: UInt32
+    /// Index + 1 in the partition's attribute pool (criteria and sender); `0`: the notification
+    /// carried neither.
+    var attributes: UInt32
     /// The user's arrival number: orders the window and the unread lists.
     var arrival: UInt32
     /// The next newer entry in the user's window; the next free entry while free.
@@ -42,7 +43,7 @@ struct StateEntry {
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
     static let free = StateEntry(
-        idHash: 0, decidedAt: 0, user: StateIndex.none, app: StateIndex.none, criteria: 0, arrival: 0,
+        idHash: 0, decidedAt: 0, user: StateIndex.none, app: StateIndex.none, attributes: 0, arrival: 0,
         windowNext: StateIndex.none, unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: 0, relevance: 0)
 
     /// The relevance byte of a score in 0…1.
