@@ -125,8 +125,12 @@ public final class ServeProcess: Sendable {
     public func stop(_ signal: Int32) async -> Int32 {
         let (status, bySignal) = await self.child.stop(signal)
         if status != 0 && !(bySignal && status == signal) {
+            // A crash report's backtrace is long: its first lines say what failed, where.
+            let log = self.standardError
+            let crash = log.range(of: "💣 Program crashed").map { String(log[$0.lowerBound...].prefix(3000)) } ?? ""
+            let lastLogLines = log.components(separatedBy: "\n").filter { !$0.hasPrefix(" ") }.suffix(40)
             print(
-                "focusgate serve (pid \(self.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); the end of its log:\n\(self.standardError.suffix(4000))"
+                "focusgate serve (pid \(self.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); its last log lines:\n\(lastLogLines.joined(separator: "\n"))\n\(crash)"
             )
         }
         return status

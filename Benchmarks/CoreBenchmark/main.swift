@@ -152,6 +152,38 @@ plainEvent.withUnsafeBytes { bytes in
     }
 }
 
+// The same with the event naming a sender: a context without people lists, then one with 5,000
+// allowed and 5,000 silenced people (the sender on neither list, so the filter still decides).
+let senderEvent = Array(
+    #"{"type":"notification","id":"n-1234567","userId":"u-4242","appId":"com.example.chat","senderId":"contact-0000042-x","filterCriteria":"work-account-identifier","interruptionLevel":"active","relevanceScore":0.5,"payload":{"threadId":"t-99","preview":"Lunch at noon?"}}"#
+        .utf8)
+let withPeople = try! compiler.compile(
+    FocusContext(
+        userID: "u-4242", version: 4, focus: "Work",
+        apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-identifier'}")],
+        people: .init(
+            allowed: (0..<5_000).map { "contact-\($0)-allowed" }, silenced: (0..<5_000).map { "contact-\($0)-muted" })
+    ))
+var peopleRates: [Double] = []
+for (name, compiled) in [("no people lists", context), ("5,000 + 5,000 people", withPeople)] {
+    let lookup: [String: CompiledFocusContext] = ["u-4242": compiled]
+    senderEvent.withUnsafeBytes { bytes in
+        peopleRates.append(
+            measure("decode + context lookup + decide, with a sender, \(name)", iterations: 2_000_000) {
+                guard let event = try? decoder.decode(value: bytes, key: nil) else { return 0 }
+                let decision = FocusDecider.decide(
+                    event, lookup: .available(lookup[event.userID]), nowMilliseconds: now)
+                return decision.outcome == .delivered ? 1 : 0
+            })
+    }
+}
+rows.append(
+    (
+        "decision rate with 5,000-person lists / without (goal ≥ 0.9)",
+        String(format: "%.3f", peopleRates[1] / peopleRates[0]),
+        #"{"benchmark":"people-lists-ratio","ratio":\#(String(format: "%.3f", peopleRates[1] / peopleRates[0]))}"#
+    ))
+
 // MARK: - Partition state
 
 stateHistoryBenchmarks()

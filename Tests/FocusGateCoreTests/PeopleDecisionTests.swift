@@ -1,4 +1,4 @@
-import FocusGateCore
+@testable import FocusGateCore
 import FocusGateHarness
 import Foundation
 import Testing
@@ -140,5 +140,123 @@ struct PeopleDecisionTests {
         #expect(context.personList(of: "friend-4999") == .allowed)
         #expect(context.personList(of: "muted-0") == .silenced)
         #expect(context.personList(of: "friend-5000") == nil && context.personList(of: nil) == nil)
+    }
+}
+
+/// "Allow Repeated Calls" for notifications: the state remembers each user's recent senders by
+/// record timestamp; the decider lets the second one within the window through.
+@Suite("Repeated senders")
+struct RepeatedSenderTests {
+    static let window: Int64 = 180_000
+    static let t0: Int64 = 1_795_000_000_000
+
+    static func context(allowRepeated: Bool = true) -> CompiledFocusContext {
+        FocusContext.fixture(
+            apps: ["chat": .init(silenced: true)],
+            people: .init(silenced: ["spam"], allowRepeated: allowRepeated)
+        ).compiledForTests()
+    }
+
+    static func notification(_ id: String, from sender: String?) -> NotificationEvent {
+        NotificationEvent(id: id, userID: "u", appID: "chat", filterCriteria: "work", senderID: sender)
+    }
+
+    @Test("a repeated sender gets through a silenced app when the Focus allows it; not a silenced person")
+    func decisions() {
+        func decide(_ sender: String, repeated: Bool, allow: Bool = true, level: InterruptionLevel = .active)
+            -> Decision
+        {
+            FocusDecider.decide(
+                appID: "chat", criteria: "work", interruptionLevel: level, senderID: sender, repeatedSender: repeated,
+                lookup: .available(Self.context(allowRepeated: allow)), nowMilliseconds: DecisionTests.now)
+        }
+        #expect(decide("mom", repeated: true).reason == .repeatedSender)
+        #expect(decide("mom", repeated: true).outcome == .delivered)
+        #expect(decide("mom", repeated: false).reason == .appSilenced)
+        #expect(decide("mom", repeated: true, allow: false).reason == .appSilenced)
+        #expect(decide("spam", repeated: true).reason == .personSilenced, "a silenced person stays silenced")
+        #expect(decide("mom", repeated: true, level: .critical).reason == .breakthroughCritical)
+    }
+
+    @Test("the second notification within the window, by record timestamps, whatever the wall clock")
+    func window() {
+        var state = PartitionState()
+        let now = Self.t0 + 10 * 86_400_000  // the wall clock: days later, as in a replay
+        func repeated(_ sender: String, at time: Int64) -> Bool {
+            state.isRepeatedSender(
+                userID: "u", senderID: sender, atMilliseconds: time, windowMilliseconds: Self.window)
+        }
+        #expect(!repeated("mom", at: Self.t0), "no state yet")
+        _ = state.admit(
+            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: now, sentAtMilliseconds: Self.t0)
+        #expect(repeated("mom", at: Self.t0 + Self.window))
+        #expect(!repeated("mom", at: Self.t0 + Self.window + 1))
+        #expect(repeated("mom", at: Self.t0 - 1_000), "an earlier timestamp from another producer's clock")
+        #expect(!repeated("dad", at: Self.t0 + 1))
+        #expect(!state.isRepeatedSender(userID: "u", senderID: nil, atMilliseconds: Self.t0, windowMilliseconds: 1))
+        // A duplicate is no notification: it moves nothing.
+        _ = state.admit(
+            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: now,
+            sentAtMilliseconds: Self.t0 + 150_000)
+        #expect(!repeated("mom", at: Self.t0 + Self.window + 1))
+    }
+
+    @Test("four senders a user: a fifth takes the oldest's place")
+    func bounded() {
+        var state = PartitionState()
+        for (index, sender) in ["a", "b", "c", "d", "e"].enumerated() {
+            _ = state.admit(
+                Self.notification("n\(index)", from: sender), context: nil, nowMilliseconds: Self.t0,
+                sentAtMilliseconds: Self.t0 + Int64(index))
+        }
+        let at = Self.t0 + 10
+        #expect(
+            !state.isRepeatedSender(userID: "u", senderID: "a", atMilliseconds: at, windowMilliseconds: Self.window))
+        for sender in ["b", "c", "d", "e"] {
+            #expect(
+                state.isRepeatedSender(
+                    userID: "u", senderID: sender, atMilliseconds: at, windowMilliseconds: Self.window))
+        }
+    }
+
+    @Test("kept in the changelog: restored alike; a rollback forgets what was not committed")
+    func changelog() throws {
+        var state = PartitionState()
+        _ = state.admit(
+            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: Self.t0, sentAtMilliseconds: Self.t0)
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+        #expect(log.contains { $0.key.starts(with: [0, UInt8(ascii: "S")]) }, "a senders record")
+
+        _ = state.admit(
+            Self.notification("n2", from: "dad"), context: nil, nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0 + 5)
+        #expect(
+            state.isRepeatedSender(userID: "u", senderID: "dad", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10))
+        state.rollback()
+        #expect(
+            !state.isRepeatedSender(userID: "u", senderID: "dad", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10))
+        #expect(
+            state.isRepeatedSender(userID: "u", senderID: "mom", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10))
+
+        var restored = PartitionState()
+        for record in log { try restored.restore(key: record.key, value: record.value) }
+        restored.finishRestore()
+        #expect(
+            restored.isRepeatedSender(userID: "u", senderID: "mom", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10)
+        )
+        #expect(
+            !restored.isRepeatedSender(
+                userID: "u", senderID: "dad", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10))
+    }
+}
+
+extension RepeatedSenderTests {
+    @Test("the record sizes docs/state.md states")
+    func sizes() {
+        #expect(MemoryLayout<StateEntry>.stride == 48)
+        #expect(MemoryLayout<SenderRing>.stride == 72)
+        #expect(MemoryLayout<UserSlot>.stride + MemoryLayout<String>.stride == 44)
     }
 }

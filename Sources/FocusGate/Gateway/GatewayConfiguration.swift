@@ -23,6 +23,9 @@ public struct GatewayConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user to drop duplicates. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// `people.repeatedWindowSeconds`: a sender's second notification within this long (by record
+    /// timestamps) gets through a Focus that allows repeated senders. Default: 180 s.
+    public var repeatedSenderWindow: Duration = .seconds(180)
     /// The wall clock decisions, `focusgate-decided-at` and context expiry go by. Default: the
     /// system's; tests inject one they can move.
     public var clock: any WallClock = SystemWallClock()

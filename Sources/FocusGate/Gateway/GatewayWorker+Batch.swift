@@ -61,9 +61,18 @@ extension GatewayWorker {
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
-                    let decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: now)
+                    // Repeated senders go by the record's timestamp, so that a replay decides alike.
+                    let sentAt = record.timestamp ?? now
+                    let repeated =
+                        event.senderID != nil && context?.allowsRepeatedSenders == true
+                        && self.partitions[record.partition]!.state.isRepeatedSender(
+                            userID: event.userID, senderID: event.senderID, atMilliseconds: sentAt,
+                            windowMilliseconds: self.repeatedWindowMilliseconds)
+                    let decision = FocusDecider.decide(
+                        event, repeatedSender: repeated, lookup: lookup, nowMilliseconds: now)
                     switch self.partitions[record.partition]!.state.admit(
-                        event, context: context, nowMilliseconds: now, silenced: decision.outcome == .silenced)
+                        event, context: context, nowMilliseconds: now, silenced: decision.outcome == .silenced,
+                        sentAtMilliseconds: sentAt)
                     {
                     case .duplicate:
                         counts.duplicates += 1

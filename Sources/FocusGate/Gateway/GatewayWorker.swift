@@ -72,6 +72,8 @@ final class GatewayWorker {
     var badgeValue: [UInt8] = []
     /// `<notifications topic>/`, the start of every `focusgate-source` header.
     let sourcePrefix: [UInt8]
+    /// `people.repeatedWindowSeconds`, in milliseconds.
+    let repeatedWindowMilliseconds: Int64
     var decoded: [Decoded] = []
     /// A changed user's changelog record, rebuilt in place for each user at commit.
     var stateBuffer: [UInt8] = []
@@ -109,6 +111,8 @@ final class GatewayWorker {
         self.onReady = onReady
         self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
+        let window = configuration.repeatedSenderWindow.components
+        self.repeatedWindowMilliseconds = window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000
     }
 
     // MARK: - Life cycle

@@ -54,6 +54,7 @@ extension ServerConfiguration {
             .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
+            .integer("people.repeatedWindowSeconds", \.repeatedWindowSeconds, 1...86_400),
             .text(
                 "log.level", \.logLevel, oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
             .text("log.format", \.logFormat, oneOf: ["text", "json"]),

@@ -46,6 +46,9 @@ public struct ServerConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// `people.repeatedWindowSeconds`: how close a sender's two notifications are for the
+    /// second to get through as a repeated sender. Default: `180`.
+    public var repeatedWindowSeconds = 180
     /// `log.level`: trace, debug, info, notice, warning, error, critical. Default: `info`.
     public var logLevel = "info"
     /// `log.format`: `text` (one human line) or `json` (one JSON object per line). Default: `text`.
@@ -81,6 +84,7 @@ public struct ServerConfiguration: Sendable {
         gateway.maxEventBytes = self.maxEventBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
+        gateway.repeatedSenderWindow = .seconds(self.repeatedWindowSeconds)
         gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
         let commitGroupOffsets = self.commitGroupOffsets
         let embeddedSettings: @Sendable (inout GatewayConfiguration) -> Void = {

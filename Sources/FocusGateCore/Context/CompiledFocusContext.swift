@@ -22,7 +22,11 @@ public struct CompiledFocusContext: Sendable {
     struct People: Sendable {
         let allowed: Set<String>
         let silenced: Set<String>
+        let allowRepeated: Bool
     }
+
+    /// Whether a repeated sender gets through (`people.allowRepeated`).
+    public var allowsRepeatedSenders: Bool { self.people?.allowRepeated ?? false }
 
     struct App: Sendable {
         let appID: String
@@ -115,8 +119,11 @@ public struct FocusContextCompiler {
             silencesOtherApps: context.otherApps == .silence,
             apps: apps,
             people: context.people.flatMap { people in
-                people.allowed.isEmpty && people.silenced.isEmpty
-                    ? nil : .init(allowed: Set(people.allowed), silenced: Set(people.silenced))
+                people.allowed.isEmpty && people.silenced.isEmpty && !people.allowRepeated
+                    ? nil
+                    : .init(
+                        allowed: Set(people.allowed), silenced: Set(people.silenced),
+                        allowRepeated: people.allowRepeated)
             }
         )
     }

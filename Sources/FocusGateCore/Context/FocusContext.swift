@@ -88,19 +88,24 @@ public struct FocusContext: Sendable, Hashable, Codable {
         public var allowed: [String]
         /// Sender ids whose notifications are silenced whatever the app. Default: none.
         public var silenced: [String]
+        /// Apple's "Allow Repeated Calls": a second notification from the same sender within the
+        /// repeated-sender window (`people.repeatedWindowSeconds`, 180 s) gets through. Default: `false`.
+        public var allowRepeated: Bool
 
         /// Creates the lists.
-        public init(allowed: [String] = [], silenced: [String] = []) {
+        public init(allowed: [String] = [], silenced: [String] = [], allowRepeated: Bool = false) {
             self.allowed = allowed
             self.silenced = silenced
+            self.allowRepeated = allowRepeated
         }
 
-        private enum CodingKeys: String, CodingKey { case allowed, silenced }
+        private enum CodingKeys: String, CodingKey { case allowed, silenced, allowRepeated }
 
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             self.allowed = try container.decodeIfPresent([String].self, forKey: .allowed) ?? []
             self.silenced = try container.decodeIfPresent([String].self, forKey: .silenced) ?? []
+            self.allowRepeated = try container.decodeIfPresent(Bool.self, forKey: .allowRepeated) ?? false
         }
     }
 

@@ -52,12 +52,15 @@ public struct Decision: Sendable, Hashable {
         public static let personSilenced = Reason(rawValue: "person-silenced")
         /// The Focus silences the app, but allows the sender (`people.allowed`).
         public static let personAllowed = Reason(rawValue: "person-allowed")
+        /// Silenced, but the same sender sent another notification within the repeated-sender
+        /// window and the Focus allows repeated senders (`people.allowRepeated`).
+        public static let repeatedSender = Reason(rawValue: "repeated-sender")
 
         /// Every reason, for metric initialisation and documentation.
         public static let all: [Reason] = [
             .noFocus, .appSilenced, .noCriteria, .noFilter, .predicateMatch, .predicateMismatch,
             .predicateError, .breakthroughCritical, .breakthroughTimeSensitive, .contextUnavailable,
-            .personSilenced, .personAllowed,
+            .personSilenced, .personAllowed, .repeatedSender,
         ]
     }
 }

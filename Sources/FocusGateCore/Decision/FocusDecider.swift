@@ -15,6 +15,8 @@ public enum FocusDecider {
     ///   - criteria: The event's filter criteria, `nil` when it carries none.
     ///   - interruptionLevel: The event's interruption level.
     ///   - senderID: The event's sender, `nil` when it names none.
+    ///   - repeatedSender: Whether the same sender sent the user another notification within the
+    ///     repeated-sender window (the partition state knows, from record timestamps).
     ///   - lookup: The user's context.
     ///   - nowMilliseconds: The decision time (Unix milliseconds), for expiry.
     /// - Returns: The decision with its reason.
@@ -23,6 +25,7 @@ public enum FocusDecider {
         criteria: String?,
         interruptionLevel: InterruptionLevel,
         senderID: String? = nil,
+        repeatedSender: Bool = false,
         lookup: ContextLookup,
         nowMilliseconds: Int64
     ) -> Decision {
@@ -43,16 +46,22 @@ public enum FocusDecider {
                 // A person the user silenced stays silenced: only critical alerts get through.
                 decision.outcome = .delivered
                 decision.reason = .breakthroughTimeSensitive
+            } else if repeatedSender && context.allowsRepeatedSenders && reason != .personSilenced {
+                // Apple's "Allow Repeated Calls": the second within the window gets through.
+                decision.outcome = .delivered
+                decision.reason = .repeatedSender
             }
         }
         return decision
     }
 
     /// Decides an event.
-    public static func decide(_ event: NotificationEvent, lookup: ContextLookup, nowMilliseconds: Int64) -> Decision {
+    public static func decide(
+        _ event: NotificationEvent, repeatedSender: Bool = false, lookup: ContextLookup, nowMilliseconds: Int64
+    ) -> Decision {
         self.decide(
             appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
-            senderID: event.senderID, lookup: lookup, nowMilliseconds: nowMilliseconds
+            senderID: event.senderID, repeatedSender: repeatedSender, lookup: lookup, nowMilliseconds: nowMilliseconds
         )
     }
 

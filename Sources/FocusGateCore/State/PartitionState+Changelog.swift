@@ -30,6 +30,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 /// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, only when the notification named one, its sender (length + 1, bytes) |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge |
+/// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
 ///
 /// Numbers are unsigned LEB128 varints. The dedupe window is not written: it is the user's
@@ -39,6 +40,7 @@ extension PartitionState {
     static let nameKind = UInt8(ascii: "N")
     static let countsKind = UInt8(ascii: "A")
     static let commitKind = UInt8(ascii: "C")
+    static let sendersKind = UInt8(ascii: "S")
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -85,6 +87,15 @@ extension PartitionState {
                 guard entry.has(StateEntry.dirty) else { continue }  // written already
                 self.entries[Int(index)].flags &= ~StateEntry.dirty
                 self.encode(entry, to: &value)
+                try write(key, value)
+            case .senders(let user):
+                let ring = self.users[Int(user)].senderRing
+                guard self.senderRings[Int(ring)].isDirty else { continue }
+                self.senderRings[Int(ring)].isDirty = false
+                key.append(0)
+                key.append(Self.sendersKind)
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.encodeSenders(self.senderRings[Int(ring)], to: &value)
                 try write(key, value)
             case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
                 let isName: Bool
@@ -166,6 +177,8 @@ extension PartitionState {
             }
             let userID = String(decoding: key[reader.index...], as: UTF8.self)
             try self.restoreApp(userID: userID, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
+        case Self.sendersKind:
+            try self.restoreSenders(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.commitKind:
             return
         default:

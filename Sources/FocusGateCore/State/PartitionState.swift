@@ -32,6 +32,8 @@ public struct PartitionState {
     var userNumbers: [String: UInt32] = [:]
     /// The criteria and sender of the entries, each distinct pair kept once.
     var attributes = AttributePool()
+    /// Recent senders per user (``UserSlot/senderRing``), for repeated-sender breakthrough.
+    var senderRings: [SenderRing] = []
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
     var slotCount = 0
@@ -62,6 +64,7 @@ public struct PartitionState {
         var freeApp = StateIndex.none
         var liveEntries = 0
         var droppedUnread = 0
+        var senderRings = 0
     }
 
     /// Creates an empty state.
@@ -106,14 +109,19 @@ public struct PartitionState {
     ///   - context: The user's context, for the badge (`nil`: no Focus).
     ///   - nowMilliseconds: The decision time.
     ///   - silenced: Whether a notification was silenced (kept with it for summaries).
+    ///   - sentAtMilliseconds: The record timestamp, for repeated senders; `nil`: `nowMilliseconds`.
     public mutating func admit(
-        _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false
+        _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
+        sentAtMilliseconds: Int64? = nil
     ) -> Admission {
         switch event.kind {
         case .notification:
             let idHash = Self.idHash(event.id)
             let user = self.internUser(event.userID)
             if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
+            if let senderID = event.senderID {
+                self.noteSender(user: user, senderID: senderID, atMilliseconds: sentAtMilliseconds ?? nowMilliseconds)
+            }
             let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             let counts = FocusDecider.countsInBadge(
@@ -203,7 +211,8 @@ public struct PartitionState {
         for change in self.changes {
             let user: UInt32
             switch change {
-            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _): user = number
+            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number):
+                user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
         }
@@ -222,6 +231,8 @@ public struct PartitionState {
                 if let app = self.findApp(user: user, ordinal: ordinal) {
                     self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
                 }
+            case .senders(let user):
+                self.senderRings[Int(self.users[Int(user)].senderRing)].isDirty = false
             }
         }
         self.changes.removeAll(keepingCapacity: true)
@@ -230,7 +241,8 @@ public struct PartitionState {
         if self.attributes.needsCollection { self.collectAttributes() }
         self.committed = CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
-            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread)
+            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread,
+            senderRings: self.senderRings.count)
     }
 
     /// Puts everything back as of the last commit, in time proportional to what changed since.
@@ -246,8 +258,11 @@ public struct PartitionState {
             case .app(let index, let app): self.apps[Int(index)] = app
             case .user(let index, let user): self.users[Int(index)] = user
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
+            case .senders(let index, let senders): self.senderRings[Int(index)] = senders
             }
         }
+        self.senderRings.removeSubrange(self.committed.senderRings...)
+        for index in self.senderRings.indices { self.senderRings[index].isDirty = false }
         self.entries.removeSubrange(self.committed.entries...)
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)

@@ -117,6 +117,26 @@ struct UserSlot {
     var firstApp: UInt32 = StateIndex.none
     var nextArrival: UInt32 = 0
     var nextOrdinal: UInt32 = 1
+    /// The user's ``SenderRing``, once a notification named a sender; ``StateIndex/none`` before.
+    var senderRing: UInt32 = StateIndex.none
+}
+
+/// The senders a user heard from last, for repeated-sender breakthrough: up to
+/// ``capacity``, each with the record timestamp of its latest notification (72 bytes). The
+/// oldest gives way to a new sender, so the state per user stays bounded.
+struct SenderRing {
+    static let capacity = 4
+    /// 64-bit FNV-1a hashes of the sender ids (of another basis than notification ids').
+    var hashes = InlineArray<4, UInt64>(repeating: 0)
+    /// Record timestamps (Unix ms); `Int64.min`: an empty place.
+    var times = InlineArray<4, Int64>(repeating: .min)
+    var user: UInt32
+    /// Changed since the commit and listed in the changes once.
+    var isDirty = false
+
+    init(user: UInt32) {
+        self.user = user
+    }
 }
 
 /// A before-image in the undo log: what a record was at the commit (or at its first change since).
@@ -126,6 +146,7 @@ enum StateUndo {
     case user(UInt32, UserSlot)
     /// A freed app slot reused for another app.
     case appID(UInt32, String)
+    case senders(UInt32, SenderRing)
 }
 
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
@@ -134,4 +155,5 @@ enum StateChange: Hashable {
     case entry(user: UInt32, idHash: UInt64, at: UInt32)
     case appName(user: UInt32, ordinal: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32)
+    case senders(user: UInt32)
 }

@@ -1,0 +1,94 @@
+// MARK: - Repeated senders
+
+extension PartitionState {
+    /// Whether `senderID` sent `userID` another notification at most `windowMilliseconds` before
+    /// `atMilliseconds` (or after it: producers' clocks differ), by record timestamps, so that a
+    /// replay decides the same way.
+    public func isRepeatedSender(userID: String, senderID: String?, atMilliseconds: Int64, windowMilliseconds: Int64)
+        -> Bool
+    {
+        guard let senderID, let user = self.userNumbers[userID] else { return false }
+        let ring = self.users[Int(user)].senderRing
+        guard ring != StateIndex.none else { return false }
+        let hash = Self.senderHash(senderID)
+        let senders = self.senderRings[Int(ring)]
+        for place in 0..<SenderRing.capacity where senders.times[place] != .min && senders.hashes[place] == hash {
+            let gap = atMilliseconds.subtractingReportingOverflow(senders.times[place])
+            return !gap.overflow && gap.partialValue.magnitude <= UInt64(max(0, windowMilliseconds))
+        }
+        return false
+    }
+
+    /// Notes a notification from `senderID` at `atMilliseconds` in the user's ring: its time when
+    /// the sender is there (the later of the two), else in an empty place or the oldest's.
+    mutating func noteSender(user: UInt32, senderID: String, atMilliseconds: Int64) {
+        var ring = self.users[Int(user)].senderRing
+        if ring == StateIndex.none {
+            ring = UInt32(self.senderRings.count)
+            self.senderRings.append(SenderRing(user: user))
+            self.modifyUser(user) { $0.senderRing = ring }
+        }
+        let hash = Self.senderHash(senderID)
+        let senders = self.senderRings[Int(ring)]
+        var place = 0
+        for candidate in 0..<SenderRing.capacity {
+            if senders.times[candidate] != .min && senders.hashes[candidate] == hash {
+                place = candidate
+                break
+            }
+            if senders.times[candidate] < senders.times[place] { place = candidate }
+        }
+        let time = senders.hashes[place] == hash ? max(senders.times[place], atMilliseconds) : atMilliseconds
+        guard senders.hashes[place] != hash || senders.times[place] != time else { return }
+        if Int(ring) < self.committed.senderRings { self.undo.append(.senders(ring, senders)) }
+        self.senderRings[Int(ring)].hashes[place] = hash
+        self.senderRings[Int(ring)].times[place] = time
+        if !senders.isDirty {
+            self.senderRings[Int(ring)].isDirty = true
+            self.changes.append(.senders(user: user))
+        }
+    }
+
+    /// The value of a user's `S` changelog record: per sender, its hash (8 bytes, little-endian)
+    /// and time (varint of the two's complement).
+    func encodeSenders(_ senders: SenderRing, to value: inout [UInt8]) {
+        for place in 0..<SenderRing.capacity where senders.times[place] != .min {
+            withUnsafeBytes(of: senders.hashes[place].littleEndian) { value.append(contentsOf: $0) }
+            Self.writeVarint(UInt64(bitPattern: senders.times[place]), to: &value)
+        }
+    }
+
+    mutating func restoreSenders(userID: String, value: [UInt8]?) throws(StateFormatError) {
+        let user = self.internUser(userID)
+        var ring = self.users[Int(user)].senderRing
+        if ring == StateIndex.none {
+            ring = UInt32(self.senderRings.count)
+            self.senderRings.append(SenderRing(user: user))
+            self.users[Int(user)].senderRing = ring
+        }
+        var senders = SenderRing(user: user)
+        var reader = Reader(bytes: value ?? [])
+        var place = 0
+        while !reader.isAtEnd {
+            guard place < SenderRing.capacity else {
+                throw StateFormatError(code: .malformed, message: "more senders than a ring holds")
+            }
+            var hash: UInt64 = 0
+            for shift in 0..<8 { hash |= UInt64(try reader.byte()) << UInt64(shift * 8) }
+            senders.hashes[place] = hash
+            senders.times[place] = Int64(bitPattern: try reader.varint())
+            place += 1
+        }
+        self.senderRings[Int(ring)] = senders
+    }
+
+    /// The stable hash of a sender id: 64-bit FNV-1a of its UTF-8 bytes, from another basis
+    /// than ``idHash(_:)``'s.
+    static func senderHash(_ senderID: String) -> UInt64 {
+        var hash: UInt64 = 0x84_2222_325c_bf29
+        for byte in senderID.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
