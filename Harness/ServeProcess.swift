@@ -125,12 +125,17 @@ public final class ServeProcess: Sendable {
     public func stop(_ signal: Int32) async -> Int32 {
         let (status, bySignal) = await self.child.stop(signal)
         if status != 0 && !(bySignal && status == signal) {
-            // A crash report's backtrace is long: its first lines say what failed, where.
+            // A crash report is long: print what precedes it and its head (what failed, where),
+            // and keep the whole log where the run's other outputs are.
             let log = self.standardError
-            let crash = log.range(of: "💣 Program crashed").map { String(log[$0.lowerBound...].prefix(3000)) } ?? ""
-            let lastLogLines = log.components(separatedBy: "\n").filter { !$0.hasPrefix(" ") }.suffix(40)
+            let report = log.range(of: "Program crashed").map { found in
+                let start = log.index(found.lowerBound, offsetBy: -2000, limitedBy: log.startIndex) ?? log.startIndex
+                return log[start...].prefix(5000)
+            }
+            let kept = FileManager.default.currentDirectoryPath + "/.build/serve-\(self.processIdentifier)-ended.log"
+            let copied = FileManager.default.createFile(atPath: kept, contents: Data(log.utf8))
             print(
-                "focusgate serve (pid \(self.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal); its last log lines:\n\(lastLogLines.joined(separator: "\n"))\n\(crash)"
+                "focusgate serve (pid \(self.processIdentifier)) ended with \(bySignal ? "signal" : "status") \(status) after signal \(signal)\(copied ? " (whole log: \(kept))" : ""):\n\(report.map(String.init) ?? String(log.suffix(4000)))"
             )
         }
         return status

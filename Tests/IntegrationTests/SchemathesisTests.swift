@@ -14,7 +14,11 @@ extension EmbeddedBrokerTests {
             #expect(try await serve.waitUntilReady())
             let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
-            // schemathesis keeps a cache in its working folder: a temporary one, not the repository.
+            // schemathesis keeps a database of examples in its working folder: a new temporary one
+            // each run (not the repository), so that every run sends what the seed says.
+            let workingDirectory = NSTemporaryDirectory() + "focusgate-schemathesis-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: workingDirectory) }
             let result = try await ChildProcess.run(
                 "schemathesis",
                 [
@@ -22,7 +26,7 @@ extension EmbeddedBrokerTests {
                     "--checks",
                     "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
                     "--max-examples", "25", "--seed", "1", "--no-color",
-                ], workingDirectory: NSTemporaryDirectory())
+                ], workingDirectory: workingDirectory)
             let output = result.output + result.error
             #expect(result.status == 0, "\(output.suffix(6000))")
             #expect(output.contains("Tested: 9"), "every operation of the document was exercised")
