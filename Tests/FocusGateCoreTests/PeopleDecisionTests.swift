@@ -132,7 +132,7 @@ struct PeopleDecisionTests {
         #expect(counts("mail", nil) && !counts("mail", "spam"))
     }
 
-    @Test("the lookup costs the same with 5,000 people: the lists are sets")
+    @Test("the lookup costs the same with 5,000 people: the lists are one hash table")
     func largeLists() {
         let people = FocusContext.People(
             allowed: (0..<5_000).map { "friend-\($0)" }, silenced: (0..<5_000).map { "muted-\($0)" })
