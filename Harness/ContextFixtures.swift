@@ -8,12 +8,12 @@ extension FocusContext {
         _ userID: String = "u", version: Int64 = 1, focus: String? = "Work",
         predicate: String? = "SELF IN {'work'}", expiresAt: Date? = nil, allowTimeSensitive: Bool = true,
         hideBadges: Bool = false, otherApps: OtherApps = .deliver, apps: [String: AppFilter]? = nil,
-        people: People? = nil
+        people: People? = nil, rateLimits: RateLimits? = nil
     ) -> FocusContext {
         FocusContext(
             userID: userID, version: version, focus: focus, expiresAt: expiresAt,
             allowTimeSensitive: allowTimeSensitive, hideBadges: hideBadges, otherApps: otherApps,
-            apps: apps ?? ["chat": .init(filterPredicate: predicate)], people: people)
+            apps: apps ?? ["chat": .init(filterPredicate: predicate)], people: people, rateLimits: rateLimits)
     }
 
     /// The compiled form the cache keeps; the fixture's predicates compile.

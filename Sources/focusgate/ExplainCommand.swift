@@ -8,7 +8,9 @@ struct ExplainCommand: ParsableCommand {
         commandName: "explain",
         abstract: "Explain the decision for a notification event under a Focus context.",
         discussion: """
-            Prints {"decision", "reason", "focus", "contextVersion", "badgeCounted", "badgeUpdates"} and exits 0.
+            Prints {"decision", "reason", "focus", "contextVersion", "senderList", "rateLimit", "badgeCounted",
+            "badgeUpdates"} and exits 0. Rate limits are the context's (`rateLimits`); the flags say what the
+            gateway's state would hold.
             An unreadable context or event is reported on standard error with exit status 2.
             """
     )
@@ -22,6 +24,15 @@ struct ExplainCommand: ParsableCommand {
     @Option(help: "Decide at this instant (RFC 3339), for expiry. Default: now.")
     var at: String?
 
+    @Flag(help: "The sender sent this user another notification within the repeated-sender window.")
+    var repeatedSender = false
+
+    @Option(help: "Deliveries already counted in the user's rate-limit window. Default: 0.")
+    var deliveredToUser = 0
+
+    @Option(help: "Deliveries already counted in the (user, app)'s rate-limit window. Default: 0.")
+    var deliveredFromApp = 0
+
     func run() throws {
         do {
             let eventBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: self.event)))
@@ -32,7 +43,14 @@ struct ExplainCommand: ParsableCommand {
             let context = try self.context.map {
                 try FocusContext.decode(from: Data(contentsOf: URL(fileURLWithPath: $0)))
             }
-            let explanation = try DecisionExplanation(event: event, context: context, nowMilliseconds: try self.now())
+            guard self.deliveredToUser >= 0, self.deliveredFromApp >= 0 else {
+                throw ExplainFailure("--delivered-to-user and --delivered-from-app must not be negative")
+            }
+            let explanation = try DecisionExplanation(
+                event: event, context: context, nowMilliseconds: try self.now(),
+                recent: .init(
+                    repeatedSender: self.repeatedSender, deliveredToUser: self.deliveredToUser,
+                    deliveredFromApp: self.deliveredFromApp))
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(explanation), as: UTF8.self))

@@ -35,8 +35,10 @@ struct AdminFixture {
             configuration: .init(bootstrapServers: self.broker.bootstrapServers), logger: testLogger)
     }
 
-    func router(token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20) -> Router<BasicRequestContext> {
-        var configuration = AdminAPI.Configuration(token: token)
+    func router(
+        token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none
+    ) -> Router<BasicRequestContext> {
+        var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
             configuration: configuration, store: self.store,
@@ -244,7 +246,8 @@ struct AdminAPITests {
     @Test("explain with a given context, with the stored one, and refusals")
     func explain() async throws {
         let fixture = try await AdminFixture()
-        try await LiveServer.run(fixture.router()) { client in
+        let defaults = RateLimitPolicy(.init(perUser: .init(max: 5, windowSeconds: 3600)))
+        try await LiveServer.run(fixture.router(rateLimits: defaults)) { client in
             let given =
                 #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"#
                 + contextBody + "}"
@@ -267,7 +270,21 @@ struct AdminAPITests {
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
                 #expect(json(response.body)["reason"] as? String == "predicate-match")
             }
+            // Rate limits: the configured default (5 per user) for a context without its own.
+            let limited =
+                #"{"event":{"id":"n2","userId":"u-42","appId":"com.example.chat","filterCriteria":"work"},"recent":{"deliveredToUser":5}}"#
+            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: limited)) { response in
+                let body = json(response.body)
+                #expect(body["decision"] as? String == "silenced")
+                #expect(body["reason"] as? String == "rate-limited")
+                let rateLimit = body["rateLimit"] as? [String: Any]
+                #expect(rateLimit?["scope"] as? String == "user" && rateLimit?["delivered"] as? Int == 5)
+                #expect(rateLimit?["max"] as? Int == 5 && rateLimit?["windowSeconds"] as? Int == 3600)
+                #expect(body["badgeCounted"] as? Bool == true, "a rate-limited notification still counts")
+            }
             for (body, code) in [
+                (#"{"event":{"id":"n1","userId":"u-42","appId":"a"},"recent":{"deliveredToUser":-1}}"#, "wrong-type"),
+                (#"{"event":{"id":"n1","userId":"u-42","appId":"a"},"recent":[]}"#, "wrong-type"),
                 ("[]", "invalid-json"),
                 (#"{"context":{}}"#, "missing-field"),
                 (#"{"event":{"id":"n1","appId":"a"}}"#, "missing-field"),

@@ -111,3 +111,24 @@ struct ServerConfigurationTests {
         } throws: { ($0 as? ServerConfiguration.Error)?.key == "admin.port" }
     }
 }
+
+extension ServerConfigurationTests {
+    @Test("rateLimits.*: the default caps from the file and the environment; unknown exemptions refused by name")
+    func rateLimits() throws {
+        let configuration = try ServerConfiguration.load(
+            yaml: "rateLimits:\n  perUser:\n    max: 20\n  exempt: critical\n",
+            environment: ["FOCUSGATE_RATELIMITS_PERAPP_MAX": "5", "FOCUSGATE_RATELIMITS_PERAPP_WINDOWSECONDS": "600"])
+        #expect(
+            configuration.defaultRateLimits
+                == .init(
+                    perUser: .init(max: 20, windowSeconds: 3600), perApp: .init(max: 5, windowSeconds: 600),
+                    exempt: [.critical]))
+        #expect(ServerConfiguration().defaultRateLimits.perUser == nil, "no cap unless configured")
+        #expect {
+            try ServerConfiguration.load(yaml: "rateLimits:\n  exempt: critical,vip\n", environment: [:])
+        } throws: { ($0 as? ServerConfiguration.Error)?.key == "rateLimits.exempt" }
+        #expect {
+            try ServerConfiguration.load(yaml: nil, environment: ["FOCUSGATE_RATELIMITS_PERUSER_MAX": "10001"])
+        } throws: { ($0 as? ServerConfiguration.Error)?.key == "rateLimits.perUser.max" }
+    }
+}

@@ -27,10 +27,11 @@ extension Audit {
     ///   processed again after an abort (`focusgate_replayed_records_total`): in exactly-once mode a
     ///   real cluster hides them (the embedded broker writes no abort markers); in at-least-once
     ///   mode they are the duplicates the mode allows;
-    /// - the last badge record per (user, app) equals a recomputation from the inputs.
+    /// - the last badge record per (user, app) equals a recomputation from the inputs (under
+    ///   `context`, every user's, when given).
     @discardableResult
     func check(
-        against records: [(key: String?, value: String)], replayed: Double,
+        against records: [(key: String?, value: String)], replayed: Double, context: CompiledFocusContext? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Findings {
         let expected = EmbeddedBrokerTests.GatewayRestartTests.outputIDs(records)
@@ -52,7 +53,7 @@ extension Audit {
                 lastPosition[user] = index
             }
         }
-        let expectedBadges = Events.expectedBadges(records)
+        let expectedBadges = Events.expectedBadges(records, context: context)
         let finalBadges = self.finalBadges
         let badgeMismatches = Set(expectedBadges.keys).union(finalBadges.keys).filter {
             expectedBadges[$0] != finalBadges[$0]

@@ -66,7 +66,7 @@ struct CLITests {
         #expect(first.status == 0)
         #expect(
             first.output
-                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","reason":"predicate-mismatch","senderList":null}"#
+                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","rateLimit":null,"reason":"predicate-mismatch","senderList":null}"#
                 + "\n")
 
         let second = try await Self.run([
@@ -100,6 +100,32 @@ struct CLITests {
         #expect(
             silencedPerson.output.contains(#""reason":"person-silenced""#)
                 && silencedPerson.output.contains(#""senderList":"silenced""#), "\(silencedPerson.output)")
+    }
+
+    @Test("explain names the rate limit that decided, from what the flags say the state holds; repeated senders too")
+    func explainRateLimitsAndRepeatedSenders() async throws {
+        let context = try Self.file(
+            #"{"userId":"u-42","version":3,"focus":"Work","otherApps":"silence","people":{"allowRepeated":true},"rateLimits":{"perUser":{"max":10,"windowSeconds":3600},"perApp":{"max":2,"windowSeconds":600},"exempt":["critical"]}}"#
+        )
+        let event = try Self.file(#"{"id":"n1","userId":"u-42","appId":"com.example.chat","senderId":"mom"}"#)
+        let underCap = try await Self.run(["explain", "--context", context, "--event", event])
+        #expect(underCap.output.contains(#""reason":"app-silenced""#), "\(underCap.output)")
+        let repeated = try await Self.run([
+            "explain", "--context", context, "--event", event, "--repeated-sender", "--delivered-from-app", "1",
+        ])
+        #expect(
+            repeated.output.contains(#""reason":"repeated-sender""#) && repeated.output.contains(#""rateLimit":null"#),
+            "\(repeated.output)")
+        let overApp = try await Self.run([
+            "explain", "--context", context, "--event", event, "--repeated-sender", "--delivered-from-app", "2",
+        ])
+        #expect(overApp.status == 0)
+        #expect(
+            overApp.output.contains(#""decision":"silenced""#) && overApp.output.contains(#""reason":"rate-limited""#)
+                && overApp.output.contains(#""rateLimit":{"delivered":2,"max":2,"scope":"app","windowSeconds":600}"#),
+            "\(overApp.output)")
+        let negative = try await Self.run(["explain", "--context", context, "--event", event, "--delivered-to-user=-1"])
+        #expect(negative.status == 2)
     }
 
     @Test(

@@ -296,24 +296,21 @@ enum Events {
         (user, #"{"type":"clear","id":"\#(id)","userId":"\#(user)","appId":"\#(app)"}"#)
     }
 
-    /// The badges a fresh ledger computes from these inputs with no Focus on (badge = unread).
-    static func expectedBadges(_ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000) -> [String:
-        Badge]
-    {
+    /// The last badge record per (user, app) a fresh ledger publishes from these inputs, under
+    /// `context` for every user (`nil`: no Focus on, so badge = unread). A record is published
+    /// when the badge changes, so its `unread` is as of that change.
+    static func expectedBadges(
+        _ records: [(key: String?, value: String)], maxUnreadPerApp: Int = 1000, context: CompiledFocusContext? = nil
+    ) -> [String: Badge] {
         var state = PartitionState(maxUnreadPerApp: maxUnreadPerApp)
         let decoder = EventDecoder(maxEventBytes: 2048)
-        var keys = Set<String>()
-        for record in records {
-            guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) })
-            else { continue }
-            _ = state.admit(event, context: nil, nowMilliseconds: 0)
-            keys.insert(event.userID)
-        }
         var result: [String: Badge] = [:]
-        for user in keys {
-            for badge in state.badges(userID: user) where badge.sequence > 0 {
-                result["\(user)/\(badge.appID)"] = badge
-            }
+        for record in records {
+            guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) }),
+                case .applied(let update?) = state.admit(event, context: context, nowMilliseconds: 0)
+            else { continue }
+            result["\(update.userID)/\(update.appID)"] = Badge(
+                appID: update.appID, badge: update.badge, unread: update.unread, sequence: update.sequence)
         }
         return result
     }

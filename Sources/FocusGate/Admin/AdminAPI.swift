@@ -1,4 +1,4 @@
-import FocusGateCore
+public import FocusGateCore
 import Foundation
 public import Hummingbird
 public import Logging
@@ -14,9 +14,12 @@ public struct AdminAPI: Sendable {
         public var token: String?
         /// Largest request body accepted; larger is 413 `too-large`. Default: 1 MiB.
         public var maxBodyBytes: Int = 1 << 20
+        /// The configured rate limits (`rateLimits.*`), which explain applies to a context that sets none.
+        public var rateLimits: RateLimitPolicy = .none
 
-        public init(token: String? = nil) {
+        public init(token: String? = nil, rateLimits: RateLimitPolicy = .none) {
             self.token = token
+            self.rateLimits = rateLimits
         }
     }
 
@@ -215,10 +218,25 @@ public struct AdminAPI: Sendable {
         } else {
             focusContext = try await self.storeCall({ try await self.store.context(for: event.userID) })
         }
+        var recent = DecisionExplanation.RecentActivity()
+        if let recentObject = object["recent"], !(recentObject is NSNull) {
+            guard JSONSerialization.isValidJSONObject(recentObject),
+                let data = try? JSONSerialization.data(withJSONObject: recentObject),
+                let decoded = try? JSONDecoder().decode(DecisionExplanation.RecentActivity.self, from: data),
+                decoded.deliveredToUser >= 0, decoded.deliveredFromApp >= 0
+            else {
+                throw AdminError(
+                    .badRequest, "wrong-type",
+                    "recent must be {\"repeatedSender\": bool, \"deliveredToUser\": n, \"deliveredFromApp\": n}",
+                    field: "recent")
+            }
+            recent = decoded
+        }
         let explanation: DecisionExplanation
         do {
             explanation = try DecisionExplanation(
-                event: event, context: focusContext, nowMilliseconds: SystemWallClock().nowMilliseconds())
+                event: event, context: focusContext, nowMilliseconds: SystemWallClock().nowMilliseconds(),
+                recent: recent, defaultRateLimits: self.configuration.rateLimits)
         } catch {
             throw Self.contextError(error)
         }

@@ -1,3 +1,4 @@
+public import FocusGateCore
 import FocusGateKafka
 
 /// How the notification pipeline runs (docs/contract.md, Guarantees and Configuration: `kafka.*`, `delivery.mode`, `commit.intervalMs`,
@@ -26,6 +27,8 @@ public struct GatewayConfiguration: Sendable {
     /// `people.repeatedWindowSeconds`: a sender's second notification within this long (by record
     /// timestamps) gets through a Focus that allows repeated senders. Default: 180 s.
     public var repeatedSenderWindow: Duration = .seconds(180)
+    /// `rateLimits.*`: the caps for users whose context sets no `rateLimits`. Default: none.
+    public var rateLimits: RateLimitPolicy = .none
     /// The wall clock decisions, `focusgate-decided-at` and context expiry go by. Default: the
     /// system's; tests inject one they can move.
     public var clock: any WallClock = SystemWallClock()

@@ -61,19 +61,11 @@ extension GatewayWorker {
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
-                    // Repeated senders go by the record's timestamp, so that a replay decides alike.
-                    let sentAt = record.timestamp ?? now
-                    let repeated =
-                        event.senderID != nil && context?.allowsRepeatedSenders == true
-                        && self.partitions[record.partition]!.state.isRepeatedSender(
-                            userID: event.userID, senderID: event.senderID, atMilliseconds: sentAt,
-                            windowMilliseconds: self.repeatedWindowMilliseconds)
-                    let decision = FocusDecider.decide(
-                        event, repeatedSender: repeated, lookup: lookup, nowMilliseconds: now)
-                    switch self.partitions[record.partition]!.state.admit(
-                        event, context: context, nowMilliseconds: now, silenced: decision.outcome == .silenced,
-                        sentAtMilliseconds: sentAt)
-                    {
+                    let (decision, admission) = self.partitions[record.partition]!.state.decide(
+                        event, lookup: lookup, defaultRateLimits: self.configuration.rateLimits,
+                        repeatedWindowMilliseconds: self.repeatedWindowMilliseconds, nowMilliseconds: now,
+                        sentAtMilliseconds: record.timestamp ?? now)
+                    switch admission {
                     case .duplicate:
                         counts.duplicates += 1
                     case .applied:

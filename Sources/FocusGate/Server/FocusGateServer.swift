@@ -74,7 +74,9 @@ public struct FocusGateServer: Sendable {
         defer { producer.shutdown() }
 
         let api = AdminAPI(
-            configuration: .init(token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken),
+            configuration: .init(
+                token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
+                rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits)),
             store: store,
             publisher: KafkaInvalidationPublisher(producer: producer, topic: self.configuration.topics.invalidations),
             badges: gateway.badges,

@@ -1,3 +1,5 @@
+import FocusGateCore
+import Foundation
 import Yams
 
 // MARK: - Reading: YAML file, then environment overrides
@@ -55,6 +57,29 @@ extension ServerConfiguration {
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
             .integer("people.repeatedWindowSeconds", \.repeatedWindowSeconds, 1...86_400),
+            .integer("rateLimits.perUser.max", \.rateLimitPerUser, 0...FocusContext.maxRateLimit),
+            .integer(
+                "rateLimits.perUser.windowSeconds", \.rateLimitPerUserWindowSeconds,
+                1...FocusContext.maxRateWindowSeconds),
+            .integer("rateLimits.perApp.max", \.rateLimitPerApp, 0...FocusContext.maxRateLimit),
+            .integer(
+                "rateLimits.perApp.windowSeconds", \.rateLimitPerAppWindowSeconds,
+                1...FocusContext.maxRateWindowSeconds),
+            Setting(
+                key: "rateLimits.exempt",
+                apply: { (text, configuration) throws(Error) in
+                    var exempt: [FocusContext.RateLimits.Exemption] = []
+                    for name in text.split(separator: ",") {
+                        let trimmed = name.trimmingCharacters(in: .whitespaces)
+                        guard let exemption = FocusContext.RateLimits.Exemption(rawValue: trimmed) else {
+                            throw Error(
+                                key: "rateLimits.exempt",
+                                message: "lists critical, time-sensitive or allowed-senders, not '\(trimmed)'")
+                        }
+                        exempt.append(exemption)
+                    }
+                    configuration.rateLimitExempt = exempt
+                }, show: { $0.rateLimitExempt.map(\.rawValue).joined(separator: ",") }),
             .text(
                 "log.level", \.logLevel, oneOf: ["trace", "debug", "info", "notice", "warning", "error", "critical"]),
             .text("log.format", \.logFormat, oneOf: ["text", "json"]),

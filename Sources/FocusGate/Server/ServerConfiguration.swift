@@ -1,3 +1,5 @@
+public import FocusGateCore
+
 /// The settings `focusgate serve` uses, with the keys and defaults of docs/contract.md, Configuration.
 ///
 /// Read from a YAML file and the environment (see `ServerConfiguration+Reader.swift`); every key is
@@ -49,6 +51,28 @@ public struct ServerConfiguration: Sendable {
     /// `people.repeatedWindowSeconds`: how close a sender's two notifications are for the
     /// second to get through as a repeated sender. Default: `180`.
     public var repeatedWindowSeconds = 180
+    /// `rateLimits.perUser.max`: delivered notifications per user in the window, for users whose
+    /// context sets no `rateLimits`; `0`: no cap. Default: `0`.
+    public var rateLimitPerUser = 0
+    /// `rateLimits.perUser.windowSeconds`. Default: `3600`.
+    public var rateLimitPerUserWindowSeconds = 3600
+    /// `rateLimits.perApp.max`: delivered notifications per (user, app) in the window; `0`: no
+    /// cap. Default: `0`.
+    public var rateLimitPerApp = 0
+    /// `rateLimits.perApp.windowSeconds`. Default: `3600`.
+    public var rateLimitPerAppWindowSeconds = 3600
+    /// `rateLimits.exempt`: what a cap never silences, comma-separated (`critical`,
+    /// `time-sensitive`, `allowed-senders`). Default: all three.
+    public var rateLimitExempt = FocusContext.RateLimits.Exemption.allCases
+    /// The default rate limits the `rateLimits.*` keys describe.
+    public var defaultRateLimits: FocusContext.RateLimits {
+        FocusContext.RateLimits(
+            perUser: self.rateLimitPerUser == 0
+                ? nil : .init(max: self.rateLimitPerUser, windowSeconds: self.rateLimitPerUserWindowSeconds),
+            perApp: self.rateLimitPerApp == 0
+                ? nil : .init(max: self.rateLimitPerApp, windowSeconds: self.rateLimitPerAppWindowSeconds),
+            exempt: self.rateLimitExempt)
+    }
     /// `log.level`: trace, debug, info, notice, warning, error, critical. Default: `info`.
     public var logLevel = "info"
     /// `log.format`: `text` (one human line) or `json` (one JSON object per line). Default: `text`.
@@ -85,6 +109,7 @@ public struct ServerConfiguration: Sendable {
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
         gateway.repeatedSenderWindow = .seconds(self.repeatedWindowSeconds)
+        gateway.rateLimits = RateLimitPolicy(self.defaultRateLimits)
         gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
         let commitGroupOffsets = self.commitGroupOffsets
         let embeddedSettings: @Sendable (inout GatewayConfiguration) -> Void = {

@@ -17,6 +17,8 @@ public struct CompiledFocusContext: Sendable {
     let apps: ContiguousArray<App>
     /// The people lists, hashed once per context; `nil` when the Focus names nobody.
     let people: People?
+    /// The context's rate limits; `nil`: the configured default applies.
+    public let rateLimits: RateLimitPolicy?
 
     /// The people lists as one hash table (sender id → list): one lookup, whether the lists name
     /// 5 or 5,000 people.
@@ -125,7 +127,8 @@ public struct FocusContextCompiler {
                                 + people.silenced.map { ($0, PersonList.silenced) },
                             uniquingKeysWith: { _, silenced in silenced }),
                         allowRepeated: people.allowRepeated)
-            }
+            },
+            rateLimits: context.rateLimits.map(RateLimitPolicy.init)
         )
     }
 

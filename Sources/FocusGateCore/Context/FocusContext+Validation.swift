@@ -77,6 +77,9 @@ extension FocusContext {
         if let people = self.people {
             try Self.checkPeople(people)
         }
+        if let limits = self.rateLimits {
+            try Self.checkRateLimits(limits)
+        }
     }
 
     private static func checkPeople(_ people: People) throws(FocusContextError) {

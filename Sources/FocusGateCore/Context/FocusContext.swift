@@ -24,6 +24,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
     /// The people the Focus allows or silences, by the `senderId` of their notifications; `nil`:
     /// the Focus names nobody.
     public var people: People?
+    /// Caps on delivered notifications; `nil`: the configured default (`rateLimits.*`).
+    public var rateLimits: RateLimits?
 
     /// Creates a context.
     public init(
@@ -35,7 +37,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
         hideBadges: Bool = false,
         otherApps: OtherApps = .deliver,
         apps: [String: AppFilter] = [:],
-        people: People? = nil
+        people: People? = nil,
+        rateLimits: RateLimits? = nil
     ) {
         self.userID = userID
         self.version = version
@@ -46,6 +49,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.otherApps = otherApps
         self.apps = apps
         self.people = people
+        self.rateLimits = rateLimits
     }
 
     /// What a Focus does to an app it does not list.
@@ -110,7 +114,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people
+        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people, rateLimits
     }
 
     public init(from decoder: any Decoder) throws {
@@ -124,6 +128,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.otherApps = try container.decodeIfPresent(OtherApps.self, forKey: .otherApps) ?? .deliver
         self.apps = try container.decodeIfPresent([String: AppFilter].self, forKey: .apps) ?? [:]
         self.people = try container.decodeIfPresent(People.self, forKey: .people)
+        self.rateLimits = try container.decodeIfPresent(RateLimits.self, forKey: .rateLimits)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -138,5 +143,6 @@ public struct FocusContext: Sendable, Hashable, Codable {
         try container.encode(self.apps, forKey: .apps)
         // Only when set: a document without people encodes as it always did.
         try container.encodeIfPresent(self.people, forKey: .people)
+        try container.encodeIfPresent(self.rateLimits, forKey: .rateLimits)
     }
 }

@@ -8,6 +8,8 @@ public struct Decision: Sendable, Hashable {
     public var focus: String?
     /// The version of the context used, if any.
     public var contextVersion: Int64?
+    /// The cap that silenced the notification, when the reason is `rate-limited`.
+    public var rateLimit: RateLimitHit?
 
     /// Creates a decision.
     public init(outcome: Outcome, reason: Reason, focus: String? = nil, contextVersion: Int64? = nil) {
@@ -55,12 +57,15 @@ public struct Decision: Sendable, Hashable {
         /// Silenced, but the same sender sent another notification within the repeated-sender
         /// window and the Focus allows repeated senders (`people.allowRepeated`).
         public static let repeatedSender = Reason(rawValue: "repeated-sender")
+        /// Would have been delivered, but the user (or the user's app) had as many deliveries in
+        /// the rate limit's rolling window as the limit allows.
+        public static let rateLimited = Reason(rawValue: "rate-limited")
 
         /// Every reason, for metric initialisation and documentation.
         public static let all: [Reason] = [
             .noFocus, .appSilenced, .noCriteria, .noFilter, .predicateMatch, .predicateMismatch,
             .predicateError, .breakthroughCritical, .breakthroughTimeSensitive, .contextUnavailable,
-            .personSilenced, .personAllowed, .repeatedSender,
+            .personSilenced, .personAllowed, .repeatedSender, .rateLimited,
         ]
     }
 }

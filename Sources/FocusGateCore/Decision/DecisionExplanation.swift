@@ -11,19 +11,62 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     /// The people list of the Focus that names the event's sender (`allowed`, `silenced`), or
     /// `nil` when no Focus is on, the event names no sender or the Focus does not list it.
     public var senderList: PersonList?
+    /// The rate limit that silenced the notification (scope, cap, window and the deliveries
+    /// counted in it), when the reason is `rate-limited`.
+    public var rateLimit: RateLimitHit?
     /// Whether the notification, while unread, counts in the app's badge under this context.
     public var badgeCounted: Bool
     /// How badge changes are published: coalesced to the latest value per (user, app) at each
     /// commit (`commit.intervalMs`).
     public var badgeUpdates = "coalesced-per-commit"
 
-    /// Explains the decision for `event` under `context` at `nowMilliseconds`.
+    /// What the gateway's state would know of the user at decision time; explain keeps no state,
+    /// so the caller says it (`recent` in `POST /v1/explain`, flags of `focusgate explain`).
+    public struct RecentActivity: Sendable, Hashable, Codable {
+        /// The event's sender sent the user another notification within the repeated-sender window.
+        public var repeatedSender: Bool
+        /// Deliveries counted in the user's rate-limit window.
+        public var deliveredToUser: Int
+        /// Deliveries counted in the (user, app)'s rate-limit window.
+        public var deliveredFromApp: Int
+
+        public init(repeatedSender: Bool = false, deliveredToUser: Int = 0, deliveredFromApp: Int = 0) {
+            self.repeatedSender = repeatedSender
+            self.deliveredToUser = deliveredToUser
+            self.deliveredFromApp = deliveredFromApp
+        }
+
+        private enum CodingKeys: String, CodingKey { case repeatedSender, deliveredToUser, deliveredFromApp }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.repeatedSender = try container.decodeIfPresent(Bool.self, forKey: .repeatedSender) ?? false
+            self.deliveredToUser = try container.decodeIfPresent(Int.self, forKey: .deliveredToUser) ?? 0
+            self.deliveredFromApp = try container.decodeIfPresent(Int.self, forKey: .deliveredFromApp) ?? 0
+        }
+    }
+
+    /// Explains the decision for `event` under `context` at `nowMilliseconds`, with the same
+    /// rules as the gateway's record loop: Focus, people, repeated senders, rate limits.
     ///
+    /// - Parameters:
+    ///   - recent: What the gateway's state would know (repeated sender, deliveries in the windows).
+    ///   - defaultRateLimits: The configured limits, for a context that sets none.
     /// - Throws: ``FocusContextError`` when the context's predicates do not compile.
-    public init(event: NotificationEvent, context: FocusContext?, nowMilliseconds: Int64) throws(FocusContextError) {
+    public init(
+        event: NotificationEvent, context: FocusContext?, nowMilliseconds: Int64,
+        recent: RecentActivity = RecentActivity(), defaultRateLimits: RateLimitPolicy = .none
+    ) throws(FocusContextError) {
         var compiler = FocusContextCompiler()
         let compiled = try context.map { (context) throws(FocusContextError) in try compiler.compile(context) }
-        let decision = FocusDecider.decide(event, lookup: .available(compiled), nowMilliseconds: nowMilliseconds)
+        var decision = FocusDecider.decide(
+            event, repeatedSender: recent.repeatedSender && compiled?.allowsRepeatedSenders == true,
+            lookup: .available(compiled), nowMilliseconds: nowMilliseconds)
+        decision = FocusDecider.limit(
+            decision, interruptionLevel: event.interruptionLevel, senderList: compiled?.personList(of: event.senderID),
+            policy: compiled?.rateLimits ?? defaultRateLimits,
+            delivered: RateCounts(user: recent.deliveredToUser, app: recent.deliveredFromApp))
+        self.rateLimit = decision.rateLimit
         self.decision = decision.outcome.rawValue
         self.reason = decision.reason.rawValue
         self.focus = decision.focus
@@ -38,7 +81,7 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case decision, reason, focus, contextVersion, senderList, badgeCounted, badgeUpdates
+        case decision, reason, focus, contextVersion, senderList, rateLimit, badgeCounted, badgeUpdates
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -48,6 +91,7 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
         try container.encode(self.focus, forKey: .focus)
         try container.encode(self.contextVersion, forKey: .contextVersion)
         try container.encode(self.senderList, forKey: .senderList)
+        try container.encode(self.rateLimit, forKey: .rateLimit)
         try container.encode(self.badgeCounted, forKey: .badgeCounted)
         try container.encode(self.badgeUpdates, forKey: .badgeUpdates)
     }

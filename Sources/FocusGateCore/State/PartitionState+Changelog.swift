@@ -31,6 +31,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge |
 /// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
+/// | rate windows | `00 'R'` user | per window (the user's own, then up to 16 apps'): app id hash (8, LE; `0`: the user's own), slot width (ms), newest slot, 12 slot counts |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
 ///
 /// Numbers are unsigned LEB128 varints. The dedupe window is not written: it is the user's
@@ -41,6 +42,7 @@ extension PartitionState {
     static let countsKind = UInt8(ascii: "A")
     static let commitKind = UInt8(ascii: "C")
     static let sendersKind = UInt8(ascii: "S")
+    static let rateWindowsKind = UInt8(ascii: "R")
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -96,6 +98,15 @@ extension PartitionState {
                 key.append(Self.sendersKind)
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 self.encodeSenders(self.senderRings[Int(ring)], to: &value)
+                try write(key, value)
+            case .rateWindows(let user):
+                let head = self.users[Int(user)].rateWindow
+                guard self.rateWindows[Int(head)].isDirty else { continue }
+                self.rateWindows[Int(head)].isDirty = false
+                key.append(0)
+                key.append(Self.rateWindowsKind)
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.encodeRateWindows(user: user, to: &value)
                 try write(key, value)
             case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
                 let isName: Bool
@@ -179,6 +190,8 @@ extension PartitionState {
             try self.restoreApp(userID: userID, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
         case Self.sendersKind:
             try self.restoreSenders(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+        case Self.rateWindowsKind:
+            try self.restoreRateWindows(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.commitKind:
             return
         default:
@@ -314,9 +327,7 @@ extension PartitionState {
         }
         self.undo.removeAll()
         self.changes.removeAll()
-        self.committed = CommitPoint(
-            entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
-            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread)
+        self.committed = self.commitPoint
     }
 
     private mutating func linkRestored(user: UInt32, _ entries: ArraySlice<UInt32>) {

@@ -34,6 +34,8 @@ public struct PartitionState {
     var attributes = AttributePool()
     /// Recent senders per user (``UserSlot/senderRing``), for repeated-sender breakthrough.
     var senderRings: [SenderRing] = []
+    /// Rate-limit windows (``UserSlot/rateWindow``), each user's linked through ``RateWindow/next``.
+    var rateWindows: [RateWindow] = []
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
     var slotCount = 0
@@ -65,6 +67,7 @@ public struct PartitionState {
         var liveEntries = 0
         var droppedUnread = 0
         var senderRings = 0
+        var rateWindows = 0
     }
 
     /// Creates an empty state.
@@ -109,10 +112,12 @@ public struct PartitionState {
     ///   - context: The user's context, for the badge (`nil`: no Focus).
     ///   - nowMilliseconds: The decision time.
     ///   - silenced: Whether a notification was silenced (kept with it for summaries).
-    ///   - sentAtMilliseconds: The record timestamp, for repeated senders; `nil`: `nowMilliseconds`.
+    ///   - sentAtMilliseconds: The record timestamp, for repeated senders and rate limits; `nil`:
+    ///     `nowMilliseconds`.
+    ///   - rateLimits: The caps in force: a delivered notification counts in their windows.
     public mutating func admit(
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
-        sentAtMilliseconds: Int64? = nil
+        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none
     ) -> Admission {
         switch event.kind {
         case .notification:
@@ -121,6 +126,11 @@ public struct PartitionState {
             if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
             if let senderID = event.senderID {
                 self.noteSender(user: user, senderID: senderID, atMilliseconds: sentAtMilliseconds ?? nowMilliseconds)
+            }
+            if !silenced && rateLimits.isActive {
+                self.noteDelivery(
+                    user: user, appID: event.appID, policy: rateLimits,
+                    atMilliseconds: sentAtMilliseconds ?? nowMilliseconds)
             }
             let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
@@ -211,7 +221,8 @@ public struct PartitionState {
         for change in self.changes {
             let user: UInt32
             switch change {
-            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number):
+            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number),
+                .rateWindows(let number):
                 user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
@@ -233,16 +244,23 @@ public struct PartitionState {
                 }
             case .senders(let user):
                 self.senderRings[Int(self.users[Int(user)].senderRing)].isDirty = false
+            case .rateWindows(let user):
+                self.rateWindows[Int(self.users[Int(user)].rateWindow)].isDirty = false
             }
         }
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
         if self.attributes.needsCollection { self.collectAttributes() }
-        self.committed = CommitPoint(
+        self.committed = self.commitPoint
+    }
+
+    /// What the state is now, as a rollback would return to it.
+    var commitPoint: CommitPoint {
+        CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
             freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread,
-            senderRings: self.senderRings.count)
+            senderRings: self.senderRings.count, rateWindows: self.rateWindows.count)
     }
 
     /// Puts everything back as of the last commit, in time proportional to what changed since.
@@ -259,10 +277,13 @@ public struct PartitionState {
             case .user(let index, let user): self.users[Int(index)] = user
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
             case .senders(let index, let senders): self.senderRings[Int(index)] = senders
+            case .rate(let index, let window): self.rateWindows[Int(index)] = window
             }
         }
         self.senderRings.removeSubrange(self.committed.senderRings...)
         for index in self.senderRings.indices { self.senderRings[index].isDirty = false }
+        self.rateWindows.removeSubrange(self.committed.rateWindows...)
+        for index in self.rateWindows.indices { self.rateWindows[index].isDirty = false }
         self.entries.removeSubrange(self.committed.entries...)
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)

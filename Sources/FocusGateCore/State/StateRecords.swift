@@ -119,6 +119,8 @@ struct UserSlot {
     var nextOrdinal: UInt32 = 1
     /// The user's ``SenderRing``, once a notification named a sender; ``StateIndex/none`` before.
     var senderRing: UInt32 = StateIndex.none
+    /// The user's first ``RateWindow``, once a rate limit counted a delivery; ``StateIndex/none`` before.
+    var rateWindow: UInt32 = StateIndex.none
 }
 
 /// The senders a user heard from last, for repeated-sender breakthrough: up to
@@ -139,6 +141,76 @@ struct SenderRing {
     }
 }
 
+/// Deliveries of a user (or of one of the user's apps) in a rolling rate-limit window, counted in
+/// ``slots`` slots of a twelfth of the window each, aligned to the Unix epoch (64 bytes): a
+/// delivery counts for between 11/12 of the window and the whole window. A user's windows are a
+/// list through ``next``: the user's own first, then one per app, at most ``maxAppWindows``.
+struct RateWindow {
+    static let slots = 12
+    static let maxAppWindows = 16
+    /// Deliveries per slot, at slot number mod ``slots``.
+    var counts = InlineArray<12, UInt16>(repeating: 0)
+    /// The newest slot number (record timestamp ÷ ``width``) counted.
+    var newestSlot: Int64 = .min
+    /// The slot width in milliseconds the counts were made with; `0`: nothing counted.
+    var width: Int64 = 0
+    /// The app's id hash (``PartitionState/appHash(_:)``); `0`: the user's own window.
+    var appHash: UInt64
+    var user: UInt32
+    var next: UInt32 = StateIndex.none
+    /// Changed since the commit and listed in the changes once.
+    var isDirty = false
+
+    init(user: UInt32, appHash: UInt64) {
+        self.user = user
+        self.appHash = appHash
+    }
+
+    /// The slot width of a window, in milliseconds (at least 1).
+    static func width(ofWindow milliseconds: Int64) -> Int64 { max(1, milliseconds / Int64(Self.slots)) }
+
+    /// Deliveries counted at `time` (Unix ms) in a window of `windowMilliseconds`: the slots
+    /// ending with the later of `time`'s slot and the newest slot counted, so a late record is
+    /// judged by the window as it is now.
+    func count(at time: Int64, windowMilliseconds: Int64) -> Int {
+        let width = Self.width(ofWindow: windowMilliseconds)
+        guard width == self.width else { return 0 }
+        let top = max(Self.slot(time, width), self.newestSlot)
+        let oldest = max(self.newestSlot - Int64(Self.slots) + 1, top - Int64(Self.slots) + 1)
+        guard oldest <= self.newestSlot else { return 0 }
+        var total = 0
+        for slot in oldest...self.newestSlot { total += Int(self.counts[Self.place(slot)]) }
+        return total
+    }
+
+    /// Counts a delivery at `time`. A window of another width starts over.
+    mutating func record(at time: Int64, windowMilliseconds: Int64) {
+        let width = Self.width(ofWindow: windowMilliseconds)
+        let slot = Self.slot(time, width)
+        if width != self.width {
+            self.counts = InlineArray(repeating: 0)
+            self.width = width
+            self.newestSlot = slot
+        } else if slot > self.newestSlot {
+            let cleared = min(slot - self.newestSlot, Int64(Self.slots))
+            for step in 0..<cleared { self.counts[Self.place(slot - step)] = 0 }
+            self.newestSlot = slot
+        }
+        let place = Self.place(max(slot, self.newestSlot - Int64(Self.slots) + 1))
+        if self.counts[place] < UInt16.max { self.counts[place] += 1 }
+    }
+
+    static func slot(_ time: Int64, _ width: Int64) -> Int64 {
+        let quotient = time / width
+        return time % width < 0 ? quotient - 1 : quotient
+    }
+
+    static func place(_ slot: Int64) -> Int {
+        let remainder = Int(slot % Int64(Self.slots))
+        return remainder < 0 ? remainder + Self.slots : remainder
+    }
+}
+
 /// A before-image in the undo log: what a record was at the commit (or at its first change since).
 enum StateUndo {
     case entry(UInt32, StateEntry)
@@ -147,6 +219,7 @@ enum StateUndo {
     /// A freed app slot reused for another app.
     case appID(UInt32, String)
     case senders(UInt32, SenderRing)
+    case rate(UInt32, RateWindow)
 }
 
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
@@ -156,4 +229,5 @@ enum StateChange: Hashable {
     case appName(user: UInt32, ordinal: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32)
     case senders(user: UInt32)
+    case rateWindows(user: UInt32)
 }
