@@ -57,6 +57,13 @@ if CommandLine.arguments.dropFirst().first == "state" {
     exit(0)
 }
 
+// `CoreBenchmark limits`: only deciding with the state, people lists and rate limits.
+if CommandLine.arguments.dropFirst().first == "limits" {
+    peopleAndLimitsBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    exit(0)
+}
+
 // MARK: - Decoding
 
 let plainEvent = Array(
@@ -187,6 +194,7 @@ rows.append(
 // MARK: - Partition state
 
 stateHistoryBenchmarks()
+peopleAndLimitsBenchmark()
 restoreBenchmark()
 stateMemoryBenchmark()
 

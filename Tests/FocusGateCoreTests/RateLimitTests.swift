@@ -94,11 +94,11 @@ struct RateLimitTests {
         let byUser = FocusDecider.limit(
             delivered, interruptionLevel: .active, senderList: nil, policy: limits, delivered: .init(user: 10, app: 3))
         #expect(byUser.outcome == .silenced && byUser.reason == .rateLimited)
-        #expect(byUser.rateLimit == RateLimitHit(scope: "user", max: 10, windowSeconds: 3600, delivered: 10))
+        #expect(byUser.rateLimit == RateLimitHit(scope: .user, max: 10, windowSeconds: 3600, delivered: 10))
         #expect(byUser.focus == "Work" && byUser.contextVersion == 4)
         let byApp = FocusDecider.limit(
             delivered, interruptionLevel: .active, senderList: nil, policy: limits, delivered: .init(user: 9, app: 3))
-        #expect(byApp.rateLimit == RateLimitHit(scope: "app", max: 3, windowSeconds: 600, delivered: 3))
+        #expect(byApp.rateLimit == RateLimitHit(scope: .app, max: 3, windowSeconds: 600, delivered: 3))
     }
 
     // MARK: - With the state
@@ -186,7 +186,7 @@ struct RateLimitTests {
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
         let record = try #require(log.first { $0.0.starts(with: [0, UInt8(ascii: "R")]) })
-        #expect((record.1?.count ?? 0) <= 2 * 27, "two windows, 27 bytes each: \(record.1?.count ?? 0)")
+        #expect((record.1?.count ?? 0) <= 2 * 17, "two windows of one slot, 17 bytes each: \(record.1?.count ?? 0)")
 
         var restored = PartitionState()
         for (key, value) in log { try restored.restore(key: key, value: value) }
@@ -229,5 +229,27 @@ struct RateLimitTests {
             }
             #expect(error?.field?.hasPrefix(field) == true, "\(document): \(String(describing: error))")
         }
+    }
+}
+
+extension RateLimitTests {
+    @Test("the changelog's hashes are 64-bit FNV-1a of the UTF-8 bytes, as before the fast path")
+    func stableHashes() {
+        #expect(PartitionState.idHash("a") == 0xaf63_dc4c_8601_ec8c, "the published FNV-1a test vector")
+        #expect(PartitionState.idHash("") == 0xcbf2_9ce4_8422_2325)
+        let text = "école-\(42)"
+        var expected: UInt64 = 0x84_2222_325c_bf29
+        for byte in Array(text.utf8) { expected = (expected ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        #expect(PartitionState.senderHash(text) == expected)
+        #expect(PartitionState.appHash("com.example.chat") != 0)
+    }
+}
+
+extension RateLimitTests {
+    @Test("each reason's index is its place in Reason.all (metric slots), and reasons compare by it")
+    func reasonIndexes() {
+        #expect(Decision.Reason.all.enumerated().allSatisfy { $0.offset == $0.element.index })
+        #expect(Set(Decision.Reason.all.map(\.rawValue)).count == Decision.Reason.all.count)
+        #expect(Decision.Reason.rateLimited != .repeatedSender && Decision.Reason.all.last == .rateLimited)
     }
 }

@@ -70,12 +70,11 @@ extension GatewayWorker {
                         counts.duplicates += 1
                     case .applied:
                         let outcome = decision.outcome == .delivered ? 0 : 1
-                        let reason = Decision.Reason.all.firstIndex(of: decision.reason) ?? 0
                         self.writeDecisionHeaders(decision, record: record, decidedAt: now)
                         try self.producer.produce(
                             topic: outcome == 0 ? self.delivered : self.silenced,
                             key: record.key, value: record.value, headers: self.headerBuffer)
-                        counts.count(outcome: outcome, reason: reason)
+                        counts.count(outcome: outcome, reason: decision.reason.index)
                     }
                 } else {
                     _ = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)

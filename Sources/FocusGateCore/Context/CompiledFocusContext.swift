@@ -20,11 +20,40 @@ public struct CompiledFocusContext: Sendable {
     /// The context's rate limits; `nil`: the configured default applies.
     public let rateLimits: RateLimitPolicy?
 
-    /// The people lists as one hash table (sender id → list): one lookup, whether the lists name
-    /// 5 or 5,000 people.
+    /// The people lists as one hash table by the sender id's 64-bit hash (which the record loop
+    /// computes once for the state anyway): one lookup of an integer key, whether the lists name
+    /// 5 or 5,000 people, and the id's text compared only when the hash is listed.
     struct People: Sendable {
-        let lists: [String: PersonList]
+        let byHash: [UInt64: Person]
+        /// Ids whose hash another listed id has too (in practice none).
+        let colliding: [String: PersonList]
         let allowRepeated: Bool
+
+        struct Person: Sendable {
+            let senderID: String
+            let list: PersonList
+        }
+
+        init(allowed: [String], silenced: [String], allowRepeated: Bool) {
+            var byHash: [UInt64: Person] = [:]
+            var colliding: [String: PersonList] = [:]
+            for (senderID, list) in allowed.map({ ($0, PersonList.allowed) }) + silenced.map({ ($0, .silenced) }) {
+                let hash = StableHash.sender(senderID)
+                if let listed = byHash[hash], listed.senderID != senderID {
+                    colliding[senderID] = list
+                } else {
+                    byHash[hash] = Person(senderID: senderID, list: list)  // silenced wins a repeat
+                }
+            }
+            self.byHash = byHash
+            self.colliding = colliding
+            self.allowRepeated = allowRepeated
+        }
+
+        func list(of senderID: String, hash: UInt64) -> PersonList? {
+            if let person = self.byHash[hash], person.senderID == senderID { return person.list }
+            return self.colliding.isEmpty ? nil : self.colliding[senderID]
+        }
     }
 
     /// Whether a repeated sender gets through (`people.allowRepeated`).
@@ -45,7 +74,12 @@ public struct CompiledFocusContext: Sendable {
     /// The list of the Focus that names `senderID`, if any.
     public func personList(of senderID: String?) -> PersonList? {
         guard let senderID, let people = self.people else { return nil }
-        return people.lists[senderID]
+        return people.list(of: senderID, hash: StableHash.sender(senderID))
+    }
+
+    /// ``personList(of:)`` with the sender's hash already computed (``StableHash/sender(_:)``).
+    func personList(of senderID: String, hash: UInt64) -> PersonList? {
+        self.people?.list(of: senderID, hash: hash)
     }
 
     /// The filter the context sets for `appID`: whether it silences the app, and its predicate.
@@ -121,12 +155,7 @@ public struct FocusContextCompiler {
             people: context.people.flatMap { people in
                 people.allowed.isEmpty && people.silenced.isEmpty && !people.allowRepeated
                     ? nil
-                    : .init(
-                        lists: Dictionary(
-                            people.allowed.map { ($0, PersonList.allowed) }
-                                + people.silenced.map { ($0, PersonList.silenced) },
-                            uniquingKeysWith: { _, silenced in silenced }),
-                        allowRepeated: people.allowRepeated)
+                    : .init(allowed: people.allowed, silenced: people.silenced, allowRepeated: people.allowRepeated)
             },
             rateLimits: context.rateLimits.map(RateLimitPolicy.init)
         )

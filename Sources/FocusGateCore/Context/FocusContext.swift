@@ -114,7 +114,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people, rateLimits
+        case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people,
+            rateLimits
     }
 
     public init(from decoder: any Decoder) throws {

@@ -129,14 +129,19 @@ public struct RateCounts: Sendable, Hashable {
 
 /// The cap that silenced a notification, as `explain` reports it.
 public struct RateLimitHit: Sendable, Hashable, Codable {
-    /// `user` or `app`.
-    public var scope: String
+    /// Which cap: the user's or the (user, app)'s.
+    public enum Scope: String, Sendable, Hashable, Codable {
+        case user
+        case app
+    }
+
+    public var scope: Scope
     public var max: Int
     public var windowSeconds: Int
     /// Deliveries counted in the window when the notification came.
     public var delivered: Int
 
-    public init(scope: String, max: Int, windowSeconds: Int, delivered: Int) {
+    public init(scope: Scope, max: Int, windowSeconds: Int, delivered: Int) {
         self.scope = scope
         self.max = max
         self.windowSeconds = windowSeconds

@@ -28,40 +28,51 @@ public struct Decision: Sendable, Hashable {
     /// Reason codes: stable, bounded, used as header values and metric labels.
     public struct Reason: Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String
+        /// The reason's place in ``all``: metric slots, and comparisons that compare no text.
+        public let index: Int
         public var description: String { self.rawValue }
 
+        private init(_ rawValue: String, _ index: Int) {
+            self.rawValue = rawValue
+            self.index = index
+        }
+
+        public static func == (lhs: Reason, rhs: Reason) -> Bool { lhs.index == rhs.index }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(self.index) }
+
         /// No context, no Focus on, or the context expired.
-        public static let noFocus = Reason(rawValue: "no-focus")
+        public static let noFocus = Reason("no-focus", 0)
         /// The Focus silences the app.
-        public static let appSilenced = Reason(rawValue: "app-silenced")
+        public static let appSilenced = Reason("app-silenced", 1)
         /// The notification carries no filter criteria.
-        public static let noCriteria = Reason(rawValue: "no-criteria")
+        public static let noCriteria = Reason("no-criteria", 2)
         /// The app has no filter predicate in this Focus.
-        public static let noFilter = Reason(rawValue: "no-filter")
+        public static let noFilter = Reason("no-filter", 3)
         /// The predicate matched the criteria.
-        public static let predicateMatch = Reason(rawValue: "predicate-match")
+        public static let predicateMatch = Reason("predicate-match", 4)
         /// The predicate did not match the criteria.
-        public static let predicateMismatch = Reason(rawValue: "predicate-mismatch")
+        public static let predicateMismatch = Reason("predicate-mismatch", 5)
         /// The predicate could not be evaluated for this criteria; delivered to be safe.
-        public static let predicateError = Reason(rawValue: "predicate-error")
+        public static let predicateError = Reason("predicate-error", 6)
         /// Silenced, but critical notifications always break through.
-        public static let breakthroughCritical = Reason(rawValue: "breakthrough-critical")
+        public static let breakthroughCritical = Reason("breakthrough-critical", 7)
         /// Silenced, but time-sensitive notifications break through this Focus.
-        public static let breakthroughTimeSensitive = Reason(rawValue: "breakthrough-time-sensitive")
+        public static let breakthroughTimeSensitive = Reason("breakthrough-time-sensitive", 8)
         /// The context store is down and nothing is cached; delivered to be safe.
-        public static let contextUnavailable = Reason(rawValue: "context-unavailable")
+        public static let contextUnavailable = Reason("context-unavailable", 9)
         /// The Focus silences the sender (`people.silenced`), whatever the app.
-        public static let personSilenced = Reason(rawValue: "person-silenced")
+        public static let personSilenced = Reason("person-silenced", 10)
         /// The Focus silences the app, but allows the sender (`people.allowed`).
-        public static let personAllowed = Reason(rawValue: "person-allowed")
+        public static let personAllowed = Reason("person-allowed", 11)
         /// Silenced, but the same sender sent another notification within the repeated-sender
         /// window and the Focus allows repeated senders (`people.allowRepeated`).
-        public static let repeatedSender = Reason(rawValue: "repeated-sender")
+        public static let repeatedSender = Reason("repeated-sender", 12)
         /// Would have been delivered, but the user (or the user's app) had as many deliveries in
         /// the rate limit's rolling window as the limit allows.
-        public static let rateLimited = Reason(rawValue: "rate-limited")
+        public static let rateLimited = Reason("rate-limited", 13)
 
-        /// Every reason, for metric initialisation and documentation.
+        /// Every reason, for metric initialisation and documentation; each at its ``index``.
         public static let all: [Reason] = [
             .noFocus, .appSilenced, .noCriteria, .noFilter, .predicateMatch, .predicateMismatch,
             .predicateError, .breakthroughCritical, .breakthroughTimeSensitive, .contextUnavailable,

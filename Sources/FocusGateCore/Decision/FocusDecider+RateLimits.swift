@@ -22,11 +22,11 @@ extension FocusDecider {
         var hit: RateLimitHit?
         if let cap = policy.perUser, delivered.user >= cap.max {
             hit = RateLimitHit(
-                scope: "user", max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000),
+                scope: .user, max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000),
                 delivered: delivered.user)
         } else if let cap = policy.perApp, delivered.app >= cap.max {
             hit = RateLimitHit(
-                scope: "app", max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000), delivered: delivered.app)
+                scope: .app, max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000), delivered: delivered.app)
         }
         guard let hit else { return decision }
         var limited = decision

@@ -32,11 +32,22 @@ public enum FocusDecider {
         guard case .available(let found) = lookup else {
             return Decision(outcome: .delivered, reason: .contextUnavailable)
         }
+        return self.decide(
+            appID: appID, criteria: criteria, interruptionLevel: interruptionLevel,
+            person: found?.personList(of: senderID), repeatedSender: repeatedSender, context: found,
+            nowMilliseconds: nowMilliseconds)
+    }
+
+    /// Decides with the sender's people list already looked up (`person`), for a caller that
+    /// needs the list again: one lookup per notification.
+    static func decide(
+        appID: String, criteria: String?, interruptionLevel: InterruptionLevel, person: PersonList?,
+        repeatedSender: Bool, context found: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> Decision {
         guard let context = found, context.isFocusOn(atMilliseconds: nowMilliseconds) else {
             return Decision(outcome: .delivered, reason: .noFocus, contextVersion: found?.version)
         }
-        let (outcome, reason) = self.filter(
-            appID: appID, criteria: criteria, person: context.personList(of: senderID), context: context)
+        let (outcome, reason) = self.filter(appID: appID, criteria: criteria, person: person, context: context)
         var decision = Decision(outcome: outcome, reason: reason, focus: context.focus, contextVersion: context.version)
         if outcome == .silenced {
             if interruptionLevel == .critical {
@@ -73,11 +84,19 @@ public enum FocusDecider {
         appID: String, criteria: String?, senderID: String? = nil, context: CompiledFocusContext?,
         nowMilliseconds: Int64
     ) -> Bool {
+        self.countsInBadge(
+            appID: appID, criteria: criteria, person: context?.personList(of: senderID), context: context,
+            nowMilliseconds: nowMilliseconds)
+    }
+
+    /// ``countsInBadge(appID:criteria:senderID:context:nowMilliseconds:)`` with the sender's
+    /// people list already looked up.
+    static func countsInBadge(
+        appID: String, criteria: String?, person: PersonList?, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> Bool {
         guard let context, context.isFocusOn(atMilliseconds: nowMilliseconds) else { return true }
         if context.hideBadges { return false }
-        return self.filter(
-            appID: appID, criteria: criteria, person: context.personList(of: senderID), context: context
-        ).0 == .delivered
+        return self.filter(appID: appID, criteria: criteria, person: person, context: context).0 == .delivered
     }
 
     /// The Focus's people lists and filter, before breakthrough: a silenced person is silenced

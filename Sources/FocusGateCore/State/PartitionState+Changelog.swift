@@ -31,7 +31,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge |
 /// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
-/// | rate windows | `00 'R'` user | per window (the user's own, then up to 16 apps'): app id hash (8, LE; `0`: the user's own), slot width (ms), newest slot, 12 slot counts |
+/// | rate windows | `00 'R'` user | per window (the user's own, then up to 16 apps'): app id hash (8, LE; `0`: the user's own), slot width (ms), newest slot, a bit per slot with a count, those counts |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
 ///
 /// Numbers are unsigned LEB128 varints. The dedupe window is not written: it is the user's

@@ -22,24 +22,39 @@ extension PartitionState {
     ) -> (decision: Decision, admission: Admission) {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
+        // The user and the sender's list are looked up once for everything below.
+        let user = self.internUser(event.userID)
+        let senderHash = event.senderID.map(Self.senderHash)
+        var person: PersonList?
+        if let senderID = event.senderID, let senderHash {
+            person = context?.personList(of: senderID, hash: senderHash)
+        }
         let repeated =
-            event.senderID != nil && context?.allowsRepeatedSenders == true
-            && self.isRepeatedSender(
-                userID: event.userID, senderID: event.senderID, atMilliseconds: sentAtMilliseconds,
-                windowMilliseconds: repeatedWindowMilliseconds)
-        var decision = FocusDecider.decide(
-            event, repeatedSender: repeated, lookup: lookup, nowMilliseconds: nowMilliseconds)
+            context?.allowsRepeatedSenders == true
+            && senderHash.map {
+                self.isRepeatedSender(
+                    user: user, senderHash: $0, atMilliseconds: sentAtMilliseconds,
+                    windowMilliseconds: repeatedWindowMilliseconds)
+            } == true
+        var decision: Decision
+        if case .unavailable = lookup {
+            decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: nowMilliseconds)
+        } else {
+            decision = FocusDecider.decide(
+                appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
+                person: person, repeatedSender: repeated, context: context, nowMilliseconds: nowMilliseconds)
+        }
         let limits = context?.rateLimits ?? defaultRateLimits
+        let appHash = limits.perApp == nil ? 0 : Self.appHash(event.appID)
         if limits.isActive && decision.outcome == .delivered {
             decision = FocusDecider.limit(
-                decision, interruptionLevel: event.interruptionLevel,
-                senderList: context?.personList(of: event.senderID),
-                policy: limits,
+                decision, interruptionLevel: event.interruptionLevel, senderList: person, policy: limits,
                 delivered: self.delivered(
-                    userID: event.userID, appID: event.appID, policy: limits, atMilliseconds: sentAtMilliseconds))
+                    user: user, appHash: appHash, policy: limits, atMilliseconds: sentAtMilliseconds))
         }
-        let admission = self.admit(
-            event, context: context, nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced,
+        let admission = self.admitNotification(
+            event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
+            nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced,
             sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits)
         return (decision, admission)
     }

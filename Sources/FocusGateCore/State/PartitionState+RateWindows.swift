@@ -7,8 +7,15 @@ extension PartitionState {
         -> RateCounts
     {
         guard let user = self.userNumbers[userID] else { return RateCounts() }
+        return self.delivered(
+            user: user, appHash: policy.perApp == nil ? 0 : Self.appHash(appID), policy: policy,
+            atMilliseconds: atMilliseconds)
+    }
+
+    /// ``delivered(userID:appID:policy:atMilliseconds:)`` for an interned user, with the app's
+    /// ``appHash(_:)`` (`0` when `policy` sets no per-app cap).
+    func delivered(user: UInt32, appHash: UInt64, policy: RateLimitPolicy, atMilliseconds: Int64) -> RateCounts {
         var counts = RateCounts()
-        let appHash = policy.perApp == nil ? 0 : Self.appHash(appID)
         var index = self.users[Int(user)].rateWindow
         while index != StateIndex.none {
             let window = self.rateWindows[Int(index)]
@@ -23,12 +30,12 @@ extension PartitionState {
     }
 
     /// Counts a delivery at `atMilliseconds` in the windows `policy` caps.
-    mutating func noteDelivery(user: UInt32, appID: String, policy: RateLimitPolicy, atMilliseconds: Int64) {
+    mutating func noteDelivery(user: UInt32, appHash: UInt64, policy: RateLimitPolicy, atMilliseconds: Int64) {
         if let cap = policy.perUser {
             self.recordDelivery(user: user, appHash: 0, cap: cap, atMilliseconds: atMilliseconds)
         }
         if let cap = policy.perApp {
-            self.recordDelivery(user: user, appHash: Self.appHash(appID), cap: cap, atMilliseconds: atMilliseconds)
+            self.recordDelivery(user: user, appHash: appHash, cap: cap, atMilliseconds: atMilliseconds)
         }
     }
 
@@ -94,7 +101,8 @@ extension PartitionState {
     // MARK: Changelog
 
     /// The value of a user's `R` changelog record: per window, its app hash (8, LE; `0`: the
-    /// user's own), slot width, newest slot and the twelve counts.
+    /// user's own), slot width, newest slot, a bit per slot place that has a count, and those
+    /// counts.
     func encodeRateWindows(user: UInt32, to value: inout [UInt8]) {
         var index = self.users[Int(user)].rateWindow
         while index != StateIndex.none {
@@ -102,7 +110,12 @@ extension PartitionState {
             withUnsafeBytes(of: window.appHash.littleEndian) { value.append(contentsOf: $0) }
             Self.writeVarint(UInt64(window.width), to: &value)
             Self.writeVarint(UInt64(bitPattern: window.newestSlot), to: &value)
-            for place in 0..<RateWindow.slots { Self.writeVarint(UInt64(window.counts[place]), to: &value) }
+            var present: UInt64 = 0
+            for place in 0..<RateWindow.slots where window.counts[place] != 0 { present |= 1 << UInt64(place) }
+            Self.writeVarint(present, to: &value)
+            for place in 0..<RateWindow.slots where window.counts[place] != 0 {
+                Self.writeVarint(UInt64(window.counts[place]), to: &value)
+            }
             index = window.next
         }
     }
@@ -117,7 +130,11 @@ extension PartitionState {
             for shift in 0..<8 { window.appHash |= UInt64(try reader.byte()) << UInt64(shift * 8) }
             window.width = Int64(clamping: try reader.varint())
             window.newestSlot = Int64(bitPattern: try reader.varint())
-            for place in 0..<RateWindow.slots {
+            let present = try reader.varint()
+            guard present >> UInt64(RateWindow.slots) == 0 else {
+                throw StateFormatError(code: .malformed, message: "rate window slot out of range")
+            }
+            for place in 0..<RateWindow.slots where present & (1 << UInt64(place)) != 0 {
                 window.counts[place] = UInt16(clamping: try reader.varint())
             }
             if index == StateIndex.none {
@@ -146,10 +163,7 @@ extension PartitionState {
 
     /// The stable hash of an app id: 64-bit FNV-1a of its UTF-8 bytes, never `0` (the user's own window).
     static func appHash(_ appID: String) -> UInt64 {
-        var hash: UInt64 = 0x9ae1_6a3b_2f90_404f
-        for byte in appID.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
+        let hash = StableHash.fnv1a(appID, basis: 0x9ae1_6a3b_2f90_404f)
         return hash == 0 ? 1 : hash
     }
 }

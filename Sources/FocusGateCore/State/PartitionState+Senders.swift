@@ -8,9 +8,16 @@ extension PartitionState {
         -> Bool
     {
         guard let senderID, let user = self.userNumbers[userID] else { return false }
+        return self.isRepeatedSender(
+            user: user, senderHash: Self.senderHash(senderID), atMilliseconds: atMilliseconds,
+            windowMilliseconds: windowMilliseconds)
+    }
+
+    func isRepeatedSender(user: UInt32, senderHash hash: UInt64, atMilliseconds: Int64, windowMilliseconds: Int64)
+        -> Bool
+    {
         let ring = self.users[Int(user)].senderRing
         guard ring != StateIndex.none else { return false }
-        let hash = Self.senderHash(senderID)
         let senders = self.senderRings[Int(ring)]
         for place in 0..<SenderRing.capacity where senders.times[place] != .min && senders.hashes[place] == hash {
             let gap = atMilliseconds.subtractingReportingOverflow(senders.times[place])
@@ -19,16 +26,15 @@ extension PartitionState {
         return false
     }
 
-    /// Notes a notification from `senderID` at `atMilliseconds` in the user's ring: its time when
+    /// Notes a notification from the sender (by ``senderHash(_:)``) at `atMilliseconds` in the user's ring: its time when
     /// the sender is there (the later of the two), else in an empty place or the oldest's.
-    mutating func noteSender(user: UInt32, senderID: String, atMilliseconds: Int64) {
+    mutating func noteSender(user: UInt32, senderHash hash: UInt64, atMilliseconds: Int64) {
         var ring = self.users[Int(user)].senderRing
         if ring == StateIndex.none {
             ring = UInt32(self.senderRings.count)
             self.senderRings.append(SenderRing(user: user))
             self.modifyUser(user) { $0.senderRing = ring }
         }
-        let hash = Self.senderHash(senderID)
         let senders = self.senderRings[Int(ring)]
         var place = 0
         for candidate in 0..<SenderRing.capacity {
@@ -85,10 +91,6 @@ extension PartitionState {
     /// The stable hash of a sender id: 64-bit FNV-1a of its UTF-8 bytes, from another basis
     /// than ``idHash(_:)``'s.
     static func senderHash(_ senderID: String) -> UInt64 {
-        var hash: UInt64 = 0x84_2222_325c_bf29
-        for byte in senderID.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return hash
+        StableHash.sender(senderID)
     }
 }

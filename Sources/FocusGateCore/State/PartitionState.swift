@@ -121,33 +121,11 @@ public struct PartitionState {
     ) -> Admission {
         switch event.kind {
         case .notification:
-            let idHash = Self.idHash(event.id)
-            let user = self.internUser(event.userID)
-            if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
-            if let senderID = event.senderID {
-                self.noteSender(user: user, senderID: senderID, atMilliseconds: sentAtMilliseconds ?? nowMilliseconds)
-            }
-            if !silenced && rateLimits.isActive {
-                self.noteDelivery(
-                    user: user, appID: event.appID, policy: rateLimits,
-                    atMilliseconds: sentAtMilliseconds ?? nowMilliseconds)
-            }
-            let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
-            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
-            let counts = FocusDecider.countsInBadge(
-                appID: event.appID, criteria: event.filterCriteria, senderID: event.senderID, context: context,
-                nowMilliseconds: nowMilliseconds)
-            var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
-            if counts { flags |= StateEntry.counted }
-            if silenced { flags |= StateEntry.silenced }
-            self.addEntry(
-                StateEntry(
-                    idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
-                    attributes: self.attributes.intern(criteria: event.filterCriteria, sender: event.senderID),
-                    arrival: 0, windowNext: StateIndex.none,
-                    unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
-                    relevance: StateEntry.relevanceByte(event.relevanceScore)))
-            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
+            return self.admitNotification(
+                event, user: self.internUser(event.userID), senderHash: event.senderID.map(Self.senderHash),
+                appHash: rateLimits.perApp == nil ? 0 : Self.appHash(event.appID),
+                person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
+                silenced: silenced, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, rateLimits: rateLimits)
         case .read:
             guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
             else { return .applied(nil) }
@@ -168,6 +146,40 @@ public struct PartitionState {
             }
             return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         }
+    }
+
+    /// ``admit(_:context:nowMilliseconds:silenced:sentAtMilliseconds:rateLimits:)`` of a
+    /// notification, for an interned user, with the sender's hash (``senderHash(_:)``), the app's
+    /// (``appHash(_:)``, when a per-app cap is set) and the sender's people list computed once.
+    mutating func admitNotification(
+        _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
+        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, sentAtMilliseconds: Int64,
+        rateLimits: RateLimitPolicy
+    ) -> Admission {
+        let idHash = Self.idHash(event.id)
+        if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
+        if let senderHash {
+            self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
+        }
+        if !silenced && rateLimits.isActive {
+            self.noteDelivery(user: user, appHash: appHash, policy: rateLimits, atMilliseconds: sentAtMilliseconds)
+        }
+        let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
+        self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+        let counts = FocusDecider.countsInBadge(
+            appID: event.appID, criteria: event.filterCriteria, person: person, context: context,
+            nowMilliseconds: nowMilliseconds)
+        var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
+        if counts { flags |= StateEntry.counted }
+        if silenced { flags |= StateEntry.silenced }
+        self.addEntry(
+            StateEntry(
+                idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
+                attributes: self.attributes.intern(criteria: event.filterCriteria, sender: event.senderID),
+                arrival: 0, windowNext: StateIndex.none,
+                unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
+                relevance: StateEntry.relevanceByte(event.relevanceScore)))
+        return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
     }
 
     /// Recomputes the user's badges under a changed or expired context; returns the changed ones.
@@ -315,12 +327,9 @@ public struct PartitionState {
     /// The stable hash of a notification id: 64-bit FNV-1a of its UTF-8 bytes. Two different ids
     /// of one user collide with a probability of about 2⁻⁶⁴ × the ids remembered.
     static func idHash(_ id: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return hash
+        StableHash.fnv1a(id, basis: 0xcbf2_9ce4_8422_2325)
     }
+
 }
 
 /// A (user, app)'s badge as last published.

@@ -175,11 +175,15 @@ struct RateWindow {
     func count(at time: Int64, windowMilliseconds: Int64) -> Int {
         let width = Self.width(ofWindow: windowMilliseconds)
         guard width == self.width else { return 0 }
-        let top = max(Self.slot(time, width), self.newestSlot)
-        let oldest = max(self.newestSlot - Int64(Self.slots) + 1, top - Int64(Self.slots) + 1)
-        guard oldest <= self.newestSlot else { return 0 }
+        // The newest slot and the `slots - gap` before it are in the window ending at `time`'s slot.
+        let gap = max(0, Self.slot(time, width) - self.newestSlot)
+        guard gap < Int64(Self.slots) else { return 0 }
+        var place = Self.place(self.newestSlot)
         var total = 0
-        for slot in oldest...self.newestSlot { total += Int(self.counts[Self.place(slot)]) }
+        for _ in 0..<(Self.slots - Int(gap)) {
+            total += Int(self.counts[place])
+            place = place == 0 ? Self.slots - 1 : place - 1
+        }
         return total
     }
 
