@@ -29,36 +29,25 @@ extension PartitionState {
         return counts
     }
 
-    /// Counts a delivery at `atMilliseconds` in the windows `policy` caps.
+    /// Counts a delivery at `atMilliseconds` in the windows `policy` caps: the user's own and the
+    /// app's, found (or made) in one walk of the user's windows. Past ``RateWindow/maxAppWindows``
+    /// app windows, the one whose newest slot is oldest is taken over, so the state per user stays
+    /// bounded.
     mutating func noteDelivery(user: UInt32, appHash: UInt64, policy: RateLimitPolicy, atMilliseconds: Int64) {
-        if let cap = policy.perUser {
-            self.recordDelivery(user: user, appHash: 0, cap: cap, atMilliseconds: atMilliseconds)
-        }
-        if let cap = policy.perApp {
-            self.recordDelivery(user: user, appHash: appHash, cap: cap, atMilliseconds: atMilliseconds)
-        }
-    }
-
-    private mutating func recordDelivery(
-        user: UInt32, appHash: UInt64, cap: RateLimitPolicy.Cap, atMilliseconds: Int64
-    ) {
-        let index = self.rateWindow(user: user, appHash: appHash)
-        self.modifyRateWindow(index) { $0.record(at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds) }
-    }
-
-    /// The user's window for `appHash` (`0`: the user's own): found, made, or, past
-    /// ``RateWindow/maxAppWindows`` app windows, the app window with the oldest newest slot
-    /// taken over, so the state per user stays bounded.
-    private mutating func rateWindow(user: UInt32, appHash: UInt64) -> UInt32 {
-        var index = self.users[Int(user)].rateWindow
+        var userWindow = StateIndex.none
+        var appWindow = StateIndex.none
         var last = StateIndex.none
-        var appWindows = 0
+        var otherApps = 0
         var stalest = StateIndex.none
+        var index = self.users[Int(user)].rateWindow
         while index != StateIndex.none {
             let window = self.rateWindows[Int(index)]
-            if window.appHash == appHash { return index }
-            if window.appHash != 0 {
-                appWindows += 1
+            if window.appHash == 0 {
+                userWindow = index
+            } else if window.appHash == appHash {
+                appWindow = index
+            } else {
+                otherApps += 1
                 if stalest == StateIndex.none || window.newestSlot < self.rateWindows[Int(stalest)].newestSlot {
                     stalest = index
                 }
@@ -66,14 +55,33 @@ extension PartitionState {
             last = index
             index = window.next
         }
-        if appHash != 0 && appWindows >= RateWindow.maxAppWindows {
-            let next = self.rateWindows[Int(stalest)].next
-            self.modifyRateWindow(stalest) { window in
-                window = RateWindow(user: user, appHash: appHash)
-                window.next = next
+        if let cap = policy.perUser {
+            if userWindow == StateIndex.none {
+                userWindow = self.appendRateWindow(user: user, appHash: 0, after: &last)
             }
-            return stalest
+            self.modifyRateWindow(userWindow) {
+                $0.record(at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
+            }
         }
+        if let cap = policy.perApp {
+            if appWindow == StateIndex.none && otherApps >= RateWindow.maxAppWindows {
+                appWindow = stalest
+                let next = self.rateWindows[Int(stalest)].next
+                self.modifyRateWindow(stalest) { window in
+                    window = RateWindow(user: user, appHash: appHash)
+                    window.next = next
+                }
+            } else if appWindow == StateIndex.none {
+                appWindow = self.appendRateWindow(user: user, appHash: appHash, after: &last)
+            }
+            self.modifyRateWindow(appWindow) {
+                $0.record(at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
+            }
+        }
+    }
+
+    /// A new window at the end of the user's list (after `last`, which it becomes).
+    private mutating func appendRateWindow(user: UInt32, appHash: UInt64, after last: inout UInt32) -> UInt32 {
         let made = UInt32(self.rateWindows.count)
         self.rateWindows.append(RateWindow(user: user, appHash: appHash))
         if last == StateIndex.none {
@@ -81,6 +89,7 @@ extension PartitionState {
         } else {
             self.modifyRateWindow(last) { $0.next = made }
         }
+        last = made
         return made
     }
 
