@@ -46,6 +46,23 @@ final class GatewayBench: Sendable {
 
     static let fastGroupProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000"]
 
+    /// A configuration that replays the input from offset 0 with fresh state: another group, and
+    /// output and state topics of its own (`<prefix>.delivered`, … created here).
+    func replayConfiguration(prefix: String = "replay") throws -> GatewayConfiguration {
+        var replay = self.configuration()
+        replay.groupID = "focusgate-\(prefix)"
+        replay.transactionalIDPrefix = prefix
+        for name in ["delivered", "silenced", "badges", "state", "dlq"] {
+            try self.broker.createTopic(KafkaTopicSpecification(name: "\(prefix).\(name)", partitions: self.partitions))
+        }
+        replay.topics.delivered = "\(prefix).delivered"
+        replay.topics.silenced = "\(prefix).silenced"
+        replay.topics.badges = "\(prefix).badges"
+        replay.topics.state = "\(prefix).state"
+        replay.topics.deadLetters = "\(prefix).dlq"
+        return replay
+    }
+
     // MARK: - Input
 
     /// Stores `context` and announces it inline on the invalidations topic.
@@ -62,6 +79,19 @@ final class GatewayBench: Sendable {
         let outcomes = try KafkaTestSupport.produce(
             self.broker, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
         #expect(outcomes.count == records.count && outcomes.allSatisfy { $0.error == nil })
+    }
+
+    /// Produces notification-topic records with the record timestamps given (Unix ms).
+    func send(timestamped records: [(key: String, value: String, timestamp: Int64)]) throws {
+        let producer = try KafkaProducer(
+            configuration: KafkaProducerConfiguration(bootstrapServers: self.broker.bootstrapServers),
+            logger: KafkaTestSupport.logger, onDeliveryReport: { _ in })
+        for record in records {
+            try producer.produce(
+                topic: self.topics.notifications, key: Array(record.key.utf8), value: Array(record.value.utf8),
+                timestamp: record.timestamp)
+        }
+        try producer.flush(timeout: .seconds(20))
     }
 
     // MARK: - Output

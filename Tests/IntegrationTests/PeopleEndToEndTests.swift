@@ -50,15 +50,7 @@ extension EmbeddedBrokerTests {
             }
             let start = SystemWallClock().nowMilliseconds() - 6 * 3_600_000
             let records = Self.stream(start: start)
-            let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: bench.broker.bootstrapServers),
-                logger: KafkaTestSupport.logger, onDeliveryReport: { _ in })
-            for record in records {
-                try producer.produce(
-                    topic: bench.topics.notifications, key: Array(record.key.utf8), value: Array(record.value.utf8),
-                    timestamp: record.timestamp)
-            }
-            try producer.flush(timeout: .seconds(20))
+            try bench.send(timestamped: records)
 
             let first = try await InProcessGateway(bench, configuration: bench.configuration())
             try await bench.waitForOutputs(records.count)
@@ -84,19 +76,7 @@ extension EmbeddedBrokerTests {
             #expect(Set(expected.values) == ["person-silenced", "person-allowed", "repeated-sender", "app-silenced"])
 
             // A replay from offset 0: another group, its own output and state topics.
-            var replay = bench.configuration()
-            replay.groupID = "focusgate-replay"
-            replay.transactionalIDPrefix = "replay"
-            for name in ["delivered", "silenced", "badges", "state", "dlq"] {
-                try bench.broker.createTopic(
-                    KafkaTopicSpecification(name: "replay.\(name)", partitions: bench.partitions))
-            }
-            replay.topics.delivered = "replay.delivered"
-            replay.topics.silenced = "replay.silenced"
-            replay.topics.badges = "replay.badges"
-            replay.topics.state = "replay.state"
-            replay.topics.deadLetters = "replay.dlq"
-            let second = try await InProcessGateway(bench, configuration: replay)
+            let second = try await InProcessGateway(bench, configuration: bench.replayConfiguration())
             let replayed = try await Wait.for(
                 "the replay's decisions",
                 { try Self.reasons(bench, delivered: "replay.delivered", silenced: "replay.silenced") }

@@ -97,16 +97,7 @@ extension EmbeddedBrokerTests {
         }
 
         static func produce(_ bench: GatewayBench, _ inputs: ArraySlice<Input>) throws {
-            let producer = try KafkaProducer(
-                configuration: KafkaProducerConfiguration(bootstrapServers: bench.broker.bootstrapServers),
-                logger: KafkaTestSupport.logger, onDeliveryReport: { _ in })
-            for input in inputs {
-                let record = input.record
-                try producer.produce(
-                    topic: bench.topics.notifications, key: Array(input.user.utf8), value: Array(record.value.utf8),
-                    timestamp: input.timestamp)
-            }
-            try producer.flush(timeout: .seconds(20))
+            try bench.send(timestamped: inputs.map { ($0.user, $0.record.value, $0.timestamp) })
         }
 
         /// The reasons of every output per id: all outputs of an id (an aborted attempt's too,
@@ -166,19 +157,7 @@ extension EmbeddedBrokerTests {
             )
 
             // A replay from offset 0: another group, its own output and state topics, fresh state.
-            var replay = bench.configuration()
-            replay.groupID = "focusgate-replay"
-            replay.transactionalIDPrefix = "replay"
-            for name in ["delivered", "silenced", "badges", "state", "dlq"] {
-                try bench.broker.createTopic(
-                    KafkaTopicSpecification(name: "replay.\(name)", partitions: bench.partitions))
-            }
-            replay.topics.delivered = "replay.delivered"
-            replay.topics.silenced = "replay.silenced"
-            replay.topics.badges = "replay.badges"
-            replay.topics.state = "replay.state"
-            replay.topics.deadLetters = "replay.dlq"
-            let again = try await InProcessGateway(bench, configuration: replay)
+            let again = try await InProcessGateway(bench, configuration: bench.replayConfiguration())
             let replayedDecisions = try await Wait.for(
                 "the replay's decisions",
                 { try Self.reasons(bench, delivered: "replay.delivered", silenced: "replay.silenced") }
