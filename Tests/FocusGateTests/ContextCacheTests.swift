@@ -174,6 +174,26 @@ struct ContextCacheTests {
         }
     }
 
+    @Test("a load that timed out is still waited for before the store is closed, within a limit")
+    func finishLoadsBeforeClose() async throws {
+        try await self.withPrivatePostgres { server, store, database in
+            let (cache, _) = self.cache(store, timeout: .milliseconds(300))
+            #expect(await cache.finishLoads(within: .seconds(1)), "nothing in flight: done at once")
+
+            let lock = try await server.psqlInBackground(
+                "BEGIN; LOCK TABLE focus_contexts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT;",
+                database: database)
+            try await self.waitForTableLock(server, database)
+            #expect(try await cache.resolveOffPool(["u"])["u"]?.isUnavailable == true)
+            try await self.waitForBlockedLoad(server, database)
+            let start = ContinuousClock.now
+            #expect(!(await cache.finishLoads(within: .milliseconds(200))), "the timed-out load still runs")
+            #expect(ContinuousClock.now - start < .seconds(2), "the limit holds")
+            #expect(await cache.finishLoads(within: .seconds(20)), "and ends once the lock is gone")
+            _ = await lock.exit()
+        }
+    }
+
     @Test("PostgreSQL: a call waiting for a pool connection stops waiting when its task is cancelled")
     func cancelledWaitForConnection() async throws {
         try await self.withPrivatePostgres { server, _, database in

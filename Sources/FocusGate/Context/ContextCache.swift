@@ -34,6 +34,8 @@ public final class ContextCache: Sendable {
     private let state: Mutex<State>
     private let metrics: ContextCacheMetrics
     private let logger: Logger
+    /// Store loads still running, a timed-out one included (its task outlives the wait).
+    private let loads = LoadsInFlight()
 
     /// Creates an empty cache over `store`.
     public init(
@@ -231,13 +233,33 @@ public final class ContextCache: Sendable {
 
     // MARK: - Store access
 
+    /// Waits until no store load is running, at most `limit`: a load that timed out goes on in
+    /// the background, and the store must not be closed under it.
+    ///
+    /// - Returns: Whether every load finished in time.
+    public func finishLoads(within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await self.loads.idle() }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let finished = await group.next() ?? false
+            group.cancelAll()
+            return finished
+        }
+    }
+
     /// Loads users from the store with a deadline; `nil` when the store failed or timed out.
     private func loadBlocking(_ userIDs: [String]) -> [String: FocusContext]? {
         let box = LoadResult()
         let semaphore = DispatchSemaphore(value: 0)
         let store = self.store
         let start = ContinuousClock.now
+        let loads = self.loads
+        loads.begin()
         let task = Task {
+            defer { loads.end() }
             do {
                 box.set(try await store.contexts(for: userIDs))
             } catch let error as ContextStoreError {
@@ -264,6 +286,50 @@ public final class ContextCache: Sendable {
             return nil
         case nil:
             return nil
+        }
+    }
+}
+
+/// How many store loads are running, and who waits for there to be none.
+private final class LoadsInFlight: Sendable {
+    private struct State {
+        var running = 0
+        var nextWaiter = 0
+        var waiting: [Int: CheckedContinuation<Bool, Never>] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func begin() { self.state.withLock { $0.running += 1 } }
+
+    func end() {
+        let waiting = self.state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiting.removeAll() }
+            return Array(state.waiting.values)
+        }
+        for continuation in waiting { continuation.resume(returning: true) }
+    }
+
+    /// `true` once no load is running; `false` when the waiting task is cancelled first.
+    func idle() async -> Bool {
+        let waiter = self.state.withLock { state -> Int in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = self.state.withLock { state -> Bool? in
+                    if state.running == 0 { return true }
+                    if Task.isCancelled { return false }
+                    state.waiting[waiter] = continuation
+                    return nil
+                }
+                if let resumeNow { continuation.resume(returning: resumeNow) }
+            }
+        } onCancel: {
+            self.state.withLock { $0.waiting.removeValue(forKey: waiter) }?.resume(returning: false)
         }
     }
 }

@@ -107,6 +107,10 @@ public struct FocusGateServer: Sendable {
         )
         onStarted(bootstrapServers, adminURL)
         try await group.run()
+        // A context load that timed out may still be running: the store is closed after it.
+        if !(await cache.finishLoads(within: .seconds(5))) {
+            self.logger.warning("context store loads still running at shutdown; closing the store under them")
+        }
         await store.close()
     }
 }
