@@ -122,8 +122,10 @@ extension PartitionState {
             var present: UInt64 = 0
             for place in 0..<RateWindow.slots where window.counts[place] != 0 { present |= 1 << UInt64(place) }
             Self.writeVarint(present, to: &value)
-            for place in 0..<RateWindow.slots where window.counts[place] != 0 {
-                Self.writeVarint(UInt64(window.counts[place]), to: &value)
+            var places = present
+            while places != 0 {
+                Self.writeVarint(UInt64(window.counts[places.trailingZeroBitCount]), to: &value)
+                places &= places - 1
             }
             index = window.next
         }
