@@ -94,14 +94,9 @@ extension GatewayWorker {
     /// Whether `record` is to be processed: its partition is owned here, it is not a record
     /// fetched before a rewind, and it is not behind what was processed. Notes it as seen.
     private func accepts(_ record: KafkaRecord) -> Bool {
-        guard let partition = self.partitions[record.partition] else { return false }
-        if let staleFrom = partition.staleFrom {
-            if record.offset >= staleFrom { return false }
-            self.partitions[record.partition]!.staleFrom = nil  // the replay has begun
-        }
-        if let next = partition.next, record.offset < next { return false }
-        self.partitions[record.partition]!.seen = max(partition.seen ?? record.offset + 1, record.offset + 1)
-        return true
+        // A mutating call through the optional is done in place: reading the partition into a
+        // local would copy its state (a retain and release of each of its arrays) per record.
+        self.partitions[record.partition]?.accepts(offset: record.offset) ?? false
     }
 
     /// The headers of a decided notification into ``headerBuffer``: the input record's own,

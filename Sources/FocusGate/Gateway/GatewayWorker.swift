@@ -27,6 +27,18 @@ final class GatewayWorker {
         var staleFrom: Int64?
 
         var hasUncommittedOffsets: Bool { self.next.map { $0 != self.committed } ?? false }
+
+        /// Whether the record at `offset` is to be processed: not one fetched before a rewind,
+        /// not behind what was processed. Notes it as seen.
+        mutating func accepts(offset: Int64) -> Bool {
+            if let staleFrom = self.staleFrom {
+                if offset >= staleFrom { return false }
+                self.staleFrom = nil  // the replay has begun
+            }
+            if let next = self.next, offset < next { return false }
+            self.seen = max(self.seen ?? offset + 1, offset + 1)
+            return true
+        }
     }
 
     let index: Int
