@@ -94,8 +94,6 @@ extension GatewayWorker {
     /// Whether `record` is to be processed: its partition is owned here, it is not a record
     /// fetched before a rewind, and it is not behind what was processed. Notes it as seen.
     private func accepts(_ record: KafkaRecord) -> Bool {
-        // A mutating call through the optional is done in place: reading the partition into a
-        // local would copy its state (a retain and release of each of its arrays) per record.
         self.partitions[record.partition]?.accepts(offset: record.offset) ?? false
     }
 

@@ -121,16 +121,17 @@ extension GatewayWorker {
         self.putGroupOffsetsBack()
         var seeks: [KafkaTopicPartition] = []
         for (partition, progress) in self.partitions {
-            self.partitions[partition]!.state.rollback()
-            self.partitions[partition]!.next = nil
-            self.partitions[partition]!.seen = nil
+            let seen = progress.seen
+            progress.state.rollback()
+            progress.next = nil
+            progress.seen = nil
             // Every partition the consumer handed records of since the commit goes back, processed
             // or not: the records left in an interrupted batch are gone from the consumer's queue.
-            guard let seen = progress.seen, seen != progress.committed else { continue }
+            guard let seen, seen != progress.committed else { continue }
             seeks.append(
                 KafkaTopicPartition(
                     topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed))
-            self.partitions[partition]!.staleFrom = seen
+            progress.staleFrom = seen
         }
         if !seeks.isEmpty {
             self.logger.info(
