@@ -13,10 +13,9 @@ import Prometheus
 /// ``ContextChangeInbox`` (drained once per loop) and ``BadgeDirectory`` (written once per commit).
 final class GatewayWorker {
     /// Where one owned input partition stands.
-    /// A class, not a struct: the worker reaches a partition through a dictionary several times
-    /// per record, and a dictionary's in-place mutation of a value this large moves it out into
-    /// a heap-allocated frame and back each time (a malloc, a free and two copies of the state's
-    /// fields, which `perf` showed per record).
+    /// A class, not a struct: a partition (its state included) is never copied by reading it out
+    /// of ``partitions`` or by iterating them while changing one, which for a value would copy
+    /// the dictionary and then every array of the state it changes.
     final class Partition {
         var state: PartitionState
         /// The offset a rewind returns to: the last committed one (`KafkaOffset.beginning` when none).
