@@ -153,13 +153,7 @@ struct DecisionStateModelTests {
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
 
-        var newest: [[UInt8]: Int] = [:]
-        for (offset, record) in log.enumerated() { newest[record.key] = offset }
-        let compacted = log.enumerated().filter { newest[$0.element.key] == $0.offset }.map(\.element)
-        for records in [log, compacted] {
-            var restored = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
-            for record in records { try restored.restore(key: record.key, value: record.value) }
-            restored.finishRestore()
+        for var restored in try PartitionStateModelTests.restored(from: log) {
             var continued = model
             var continuedClock = clock
             var continuedCommit = continued

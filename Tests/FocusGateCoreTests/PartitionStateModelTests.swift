@@ -108,6 +108,20 @@ struct PartitionStateModelTests {
 
     static let users = (0..<5).map { "u\($0)" }
 
+    /// States restored from a changelog `log`: as written, and as compaction would leave it (the
+    /// newest record of each key, in log order).
+    static func restored(from log: [(key: [UInt8], value: [UInt8]?)]) throws -> [PartitionState] {
+        var newest: [[UInt8]: Int] = [:]
+        for (offset, record) in log.enumerated() { newest[record.key] = offset }
+        let compacted = log.enumerated().filter { newest[$0.element.key] == $0.offset }.map(\.element)
+        return try [log, compacted].map { records in
+            var restored = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
+            for record in records { try restored.restore(key: record.key, value: record.value) }
+            restored.finishRestore()
+            return restored
+        }
+    }
+
     /// A random event over few users, apps and ids, so that duplicates, reads of unknown ids and
     /// full windows and lists are common.
     static func event(_ random: inout SeededGenerator) -> NotificationEvent {
@@ -170,14 +184,7 @@ struct PartitionStateModelTests {
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
 
-        // Compaction keeps the newest record of each key, in log order.
-        var newest: [[UInt8]: Int] = [:]
-        for (offset, record) in log.enumerated() { newest[record.key] = offset }
-        let compacted = log.enumerated().filter { newest[$0.element.key] == $0.offset }.map(\.element)
-        for records in [log, compacted] {
-            var restored = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
-            for record in records { try restored.restore(key: record.key, value: record.value) }
-            restored.finishRestore()
+        for var restored in try Self.restored(from: log) {
             #expect(restored.entryCount == state.entryCount)
             var continued = model
             for user in Self.users {
