@@ -253,3 +253,28 @@ extension RateLimitTests {
         #expect(Decision.Reason.rateLimited != .repeatedSender && Decision.Reason.all.last == .rateLimited)
     }
 }
+
+extension RateLimitTests {
+    @Test("an R changelog record keeps its byte form: app hash, slot width, newest slot, slot bitmask, counts")
+    func rateRecordBytes() throws {
+        let context = Self.context(
+            .init(perUser: .init(max: 5, windowSeconds: 12), perApp: .init(max: 5, windowSeconds: 120)))
+        var state = PartitionState()
+        for (number, offset) in [Int64(0), 1, 1_000].enumerated() {
+            #expect(
+                Self.decide(&state, Self.notification("n\(number)"), context, sentAt: Self.start + offset) == "no-focus"
+            )
+        }
+        var log: [([UInt8], [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        let record = try #require(log.first { $0.0 == [0, UInt8(ascii: "R")] + Array("u".utf8) })
+        // Worked out by hand from docs/state.md: the user's window (hash 0, 1,000 ms slots, two
+        // deliveries in slot 1,800,000,000 and one in the next), then the app's (FNV-1a of
+        // "chat", 10,000 ms slots, three deliveries in one slot).
+        let expected: [UInt8] = [
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xE8, 0x07, 0x81, 0xA4, 0xA7, 0xDA, 0x06, 0x03, 0x02, 0x01,
+            0x91, 0xEE, 0xD6, 0x7A, 0x3F, 0x6C, 0x36, 0xBA, 0x90, 0x4E, 0x80, 0xAA, 0xEA, 0x55, 0x01, 0x03,
+        ]
+        #expect(record.1 == expected)
+    }
+}

@@ -26,51 +26,68 @@ public struct Decision: Sendable, Hashable {
     }
 
     /// Reason codes: stable, bounded, used as header values and metric labels.
+    ///
+    /// A reason is its ``index`` alone, so a ``Decision`` copies without reference counting.
     public struct Reason: Sendable, Hashable, CustomStringConvertible {
-        public let rawValue: String
         /// The reason's place in ``all``: metric slots, and comparisons that compare no text.
         public let index: Int
         public var description: String { self.rawValue }
 
-        private init(_ rawValue: String, _ index: Int) {
-            self.rawValue = rawValue
+        private init(_ index: Int) {
             self.index = index
         }
 
-        public static func == (lhs: Reason, rhs: Reason) -> Bool { lhs.index == rhs.index }
-
-        public func hash(into hasher: inout Hasher) { hasher.combine(self.index) }
+        /// The code, as headers and metric labels carry it.
+        public var rawValue: String {
+            switch self.index {
+            case 0: "no-focus"
+            case 1: "app-silenced"
+            case 2: "no-criteria"
+            case 3: "no-filter"
+            case 4: "predicate-match"
+            case 5: "predicate-mismatch"
+            case 6: "predicate-error"
+            case 7: "breakthrough-critical"
+            case 8: "breakthrough-time-sensitive"
+            case 9: "context-unavailable"
+            case 10: "person-silenced"
+            case 11: "person-allowed"
+            case 12: "repeated-sender"
+            case 13: "rate-limited"
+            default: preconditionFailure("a reason outside Reason.all")
+            }
+        }
 
         /// No context, no Focus on, or the context expired.
-        public static let noFocus = Reason("no-focus", 0)
+        public static let noFocus = Reason(0)
         /// The Focus silences the app.
-        public static let appSilenced = Reason("app-silenced", 1)
+        public static let appSilenced = Reason(1)
         /// The notification carries no filter criteria.
-        public static let noCriteria = Reason("no-criteria", 2)
+        public static let noCriteria = Reason(2)
         /// The app has no filter predicate in this Focus.
-        public static let noFilter = Reason("no-filter", 3)
+        public static let noFilter = Reason(3)
         /// The predicate matched the criteria.
-        public static let predicateMatch = Reason("predicate-match", 4)
+        public static let predicateMatch = Reason(4)
         /// The predicate did not match the criteria.
-        public static let predicateMismatch = Reason("predicate-mismatch", 5)
+        public static let predicateMismatch = Reason(5)
         /// The predicate could not be evaluated for this criteria; delivered to be safe.
-        public static let predicateError = Reason("predicate-error", 6)
+        public static let predicateError = Reason(6)
         /// Silenced, but critical notifications always break through.
-        public static let breakthroughCritical = Reason("breakthrough-critical", 7)
+        public static let breakthroughCritical = Reason(7)
         /// Silenced, but time-sensitive notifications break through this Focus.
-        public static let breakthroughTimeSensitive = Reason("breakthrough-time-sensitive", 8)
+        public static let breakthroughTimeSensitive = Reason(8)
         /// The context store is down and nothing is cached; delivered to be safe.
-        public static let contextUnavailable = Reason("context-unavailable", 9)
+        public static let contextUnavailable = Reason(9)
         /// The Focus silences the sender (`people.silenced`), whatever the app.
-        public static let personSilenced = Reason("person-silenced", 10)
+        public static let personSilenced = Reason(10)
         /// The Focus silences the app, but allows the sender (`people.allowed`).
-        public static let personAllowed = Reason("person-allowed", 11)
+        public static let personAllowed = Reason(11)
         /// Silenced, but the same sender sent another notification within the repeated-sender
         /// window and the Focus allows repeated senders (`people.allowRepeated`).
-        public static let repeatedSender = Reason("repeated-sender", 12)
+        public static let repeatedSender = Reason(12)
         /// Would have been delivered, but the user (or the user's app) had as many deliveries in
         /// the rate limit's rolling window as the limit allows.
-        public static let rateLimited = Reason("rate-limited", 13)
+        public static let rateLimited = Reason(13)
 
         /// Every reason, for metric initialisation and documentation; each at its ``index``.
         public static let all: [Reason] = [
@@ -87,4 +104,13 @@ public enum PersonList: String, Sendable, Hashable, Codable {
     case allowed
     /// `people.silenced`: silenced whatever the app.
     case silenced
+}
+
+extension Decision {
+    /// Turns a delivery into a `rate-limited` silence naming the cap `hit`.
+    public mutating func silence(by hit: RateLimitHit) {
+        self.outcome = .silenced
+        self.reason = .rateLimited
+        self.rateLimit = hit
+    }
 }

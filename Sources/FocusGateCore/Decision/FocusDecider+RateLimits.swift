@@ -16,24 +16,36 @@ extension FocusDecider {
         _ decision: Decision, interruptionLevel: InterruptionLevel, senderList: PersonList?,
         policy: RateLimitPolicy, delivered: RateCounts
     ) -> Decision {
+        guard
+            let hit = self.rateLimitHit(
+                decision, interruptionLevel: interruptionLevel, senderList: senderList, policy: policy,
+                delivered: delivered)
+        else { return decision }
+        var limited = decision
+        limited.silence(by: hit)
+        return limited
+    }
+
+    /// The cap that silences a delivery, or `nil` when the decision stands: what
+    /// ``limit(_:interruptionLevel:senderList:policy:delivered:)`` applies, for a caller that
+    /// changes its decision in place (``Decision/silence(by:)``) rather than copying it.
+    public static func rateLimitHit(
+        _ decision: Decision, interruptionLevel: InterruptionLevel, senderList: PersonList?,
+        policy: RateLimitPolicy, delivered: RateCounts
+    ) -> RateLimitHit? {
         guard decision.outcome == .delivered, !self.isExempt(decision, interruptionLevel, senderList, policy) else {
-            return decision
+            return nil
         }
-        var hit: RateLimitHit?
         if let cap = policy.perUser, delivered.user >= cap.max {
-            hit = RateLimitHit(
+            return RateLimitHit(
                 scope: .user, max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000),
                 delivered: delivered.user)
-        } else if let cap = policy.perApp, delivered.app >= cap.max {
-            hit = RateLimitHit(
+        }
+        if let cap = policy.perApp, delivered.app >= cap.max {
+            return RateLimitHit(
                 scope: .app, max: cap.max, windowSeconds: Int(cap.windowMilliseconds / 1000), delivered: delivered.app)
         }
-        guard let hit else { return decision }
-        var limited = decision
-        limited.outcome = .silenced
-        limited.reason = .rateLimited
-        limited.rateLimit = hit
-        return limited
+        return nil
     }
 
     /// Whether a cap may silence this delivery: critical and time-sensitive notifications and

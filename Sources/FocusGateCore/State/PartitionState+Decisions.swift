@@ -5,7 +5,7 @@ extension PartitionState {
     /// record loop's one call per notification.
     ///
     /// The Focus rules (``FocusDecider/decide(_:repeatedSender:lookup:nowMilliseconds:)``) with
-    /// the repeated-sender breakthrough, then rate limits (``FocusDecider/limit(_:interruptionLevel:senderList:policy:delivered:)``);
+    /// the repeated-sender breakthrough, then rate limits (``FocusDecider/rateLimitHit(_:interruptionLevel:senderList:policy:delivered:)``);
     /// both go by the record timestamp, so that a replay decides alike.
     ///
     /// - Parameters:
@@ -45,17 +45,24 @@ extension PartitionState {
                 person: person, repeatedSender: repeated, context: context, nowMilliseconds: nowMilliseconds)
         }
         let limits = context?.rateLimits ?? defaultRateLimits
-        let appHash = limits.perApp == nil ? 0 : Self.appHash(event.appID)
+        // Only a delivery is counted or capped: the app's hash and the user's windows are found
+        // once, for counting and then for noting the delivery.
+        var appHash: UInt64 = 0
+        var windows = RateWindowPlaces()
         if limits.isActive && decision.outcome == .delivered {
-            decision = FocusDecider.limit(
+            if limits.perApp != nil { appHash = Self.appHash(event.appID) }
+            windows = self.findRateWindows(user: user, appHash: appHash)
+            if let hit = FocusDecider.rateLimitHit(
                 decision, interruptionLevel: event.interruptionLevel, senderList: person, policy: limits,
-                delivered: self.delivered(
-                    user: user, appHash: appHash, policy: limits, atMilliseconds: sentAtMilliseconds))
+                delivered: self.delivered(in: windows, policy: limits, atMilliseconds: sentAtMilliseconds))
+            {
+                decision.silence(by: hit)
+            }
         }
         let admission = self.admitNotification(
             event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
             nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced,
-            sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits)
+            sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows)
         return (decision, admission)
     }
 }

@@ -15,46 +15,62 @@ extension PartitionState {
     /// ``delivered(userID:appID:policy:atMilliseconds:)`` for an interned user, with the app's
     /// ``appHash(_:)`` (`0` when `policy` sets no per-app cap).
     func delivered(user: UInt32, appHash: UInt64, policy: RateLimitPolicy, atMilliseconds: Int64) -> RateCounts {
+        self.delivered(
+            in: self.findRateWindows(user: user, appHash: appHash), policy: policy, atMilliseconds: atMilliseconds)
+    }
+
+    /// Deliveries counted at `atMilliseconds` in the windows `places` found.
+    @inline(__always)
+    func delivered(in places: RateWindowPlaces, policy: RateLimitPolicy, atMilliseconds: Int64) -> RateCounts {
         var counts = RateCounts()
-        var index = self.users[Int(user)].rateWindow
-        while index != StateIndex.none {
-            let window = self.rateWindows[Int(index)]
-            if window.appHash == 0, let cap = policy.perUser {
-                counts.user = window.count(at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
-            } else if window.appHash == appHash, let cap = policy.perApp {
-                counts.app = window.count(at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
-            }
-            index = window.next
+        if let cap = policy.perUser, places.user != StateIndex.none {
+            counts.user = self.rateWindows[Int(places.user)].count(
+                at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
+        }
+        if let cap = policy.perApp, places.app != StateIndex.none {
+            counts.app = self.rateWindows[Int(places.app)].count(
+                at: atMilliseconds, windowMilliseconds: cap.windowMilliseconds)
         }
         return counts
     }
 
-    /// Counts a delivery at `atMilliseconds` in the windows `policy` caps: the user's own and the
-    /// app's, found (or made) in one walk of the user's windows. Past ``RateWindow/maxAppWindows``
-    /// app windows, the one whose newest slot is oldest is taken over, so the state per user stays
-    /// bounded.
-    mutating func noteDelivery(user: UInt32, appHash: UInt64, policy: RateLimitPolicy, atMilliseconds: Int64) {
-        var userWindow = StateIndex.none
-        var appWindow = StateIndex.none
-        var last = StateIndex.none
-        var otherApps = 0
-        var stalest = StateIndex.none
+    /// The user's own window and the app's (`appHash`), found in one walk of the user's windows,
+    /// with what ``noteDelivery(user:appHash:places:policy:atMilliseconds:)`` needs to add one.
+    @inline(__always)
+    func findRateWindows(user: UInt32, appHash: UInt64) -> RateWindowPlaces {
+        var places = RateWindowPlaces()
+        var stalestSlot = Int64.max
         var index = self.users[Int(user)].rateWindow
         while index != StateIndex.none {
-            let window = self.rateWindows[Int(index)]
-            if window.appHash == 0 {
-                userWindow = index
-            } else if window.appHash == appHash {
-                appWindow = index
+            let hash = self.rateWindows[Int(index)].appHash
+            if hash == 0 {
+                places.user = index
+            } else if hash == appHash {
+                places.app = index
             } else {
-                otherApps += 1
-                if stalest == StateIndex.none || window.newestSlot < self.rateWindows[Int(stalest)].newestSlot {
-                    stalest = index
+                places.otherApps += 1
+                let newest = self.rateWindows[Int(index)].newestSlot
+                if places.stalest == StateIndex.none || newest < stalestSlot {
+                    places.stalest = index
+                    stalestSlot = newest
                 }
             }
-            last = index
-            index = window.next
+            places.last = index
+            index = self.rateWindows[Int(index)].next
         }
+        return places
+    }
+
+    /// Counts a delivery at `atMilliseconds` in the windows `policy` caps: the user's own and the
+    /// app's, where ``findRateWindows(user:appHash:)`` found them (or new ones). Past
+    /// ``RateWindow/maxAppWindows`` app windows, the one whose newest slot is oldest is taken
+    /// over, so the state per user stays bounded.
+    mutating func noteDelivery(
+        user: UInt32, appHash: UInt64, places: RateWindowPlaces, policy: RateLimitPolicy, atMilliseconds: Int64
+    ) {
+        var userWindow = places.user
+        var appWindow = places.app
+        var last = places.last
         if let cap = policy.perUser {
             if userWindow == StateIndex.none {
                 userWindow = self.appendRateWindow(user: user, appHash: 0, after: &last)
@@ -64,10 +80,10 @@ extension PartitionState {
             }
         }
         if let cap = policy.perApp {
-            if appWindow == StateIndex.none && otherApps >= RateWindow.maxAppWindows {
-                appWindow = stalest
-                let next = self.rateWindows[Int(stalest)].next
-                self.modifyRateWindow(stalest) { window in
+            if appWindow == StateIndex.none && places.otherApps >= RateWindow.maxAppWindows {
+                appWindow = places.stalest
+                let next = self.rateWindows[Int(appWindow)].next
+                self.modifyRateWindow(appWindow) { window in
                     window = RateWindow(user: user, appHash: appHash)
                     window.next = next
                 }
@@ -113,21 +129,32 @@ extension PartitionState {
     /// user's own), slot width, newest slot, a bit per slot place that has a count, and those
     /// counts.
     func encodeRateWindows(user: UInt32, to value: inout [UInt8]) {
-        var index = self.users[Int(user)].rateWindow
+        // The closure below takes the windows alone: capturing `self` would copy the whole state.
+        let rateWindows = self.rateWindows
+        let head = self.users[Int(user)].rateWindow
+        var windows = 0
+        var index = head
         while index != StateIndex.none {
-            let window = self.rateWindows[Int(index)]
-            withUnsafeBytes(of: window.appHash.littleEndian) { value.append(contentsOf: $0) }
-            Self.writeVarint(UInt64(window.width), to: &value)
-            Self.writeVarint(UInt64(bitPattern: window.newestSlot), to: &value)
-            var present: UInt64 = 0
-            for place in 0..<RateWindow.slots where window.counts[place] != 0 { present |= 1 << UInt64(place) }
-            Self.writeVarint(present, to: &value)
-            var places = present
-            while places != 0 {
-                Self.writeVarint(UInt64(window.counts[places.trailingZeroBitCount]), to: &value)
-                places &= places - 1
+            windows += 1
+            index = rateWindows[Int(index)].next
+        }
+        value.appendBytes(atMost: windows * RateWindow.maxEncodedBytes) { cursor in
+            var index = head
+            while index != StateIndex.none {
+                let window = rateWindows[Int(index)]
+                cursor.writeLittleEndian(window.appHash)
+                cursor.writeVarint(UInt64(window.width))
+                cursor.writeVarint(UInt64(bitPattern: window.newestSlot))
+                var present: UInt64 = 0
+                for place in 0..<RateWindow.slots where window.counts[place] != 0 { present |= 1 << UInt64(place) }
+                cursor.writeVarint(present)
+                var places = present
+                while places != 0 {
+                    cursor.writeVarint(UInt64(window.counts[places.trailingZeroBitCount]))
+                    places &= places - 1
+                }
+                index = window.next
             }
-            index = window.next
         }
     }
 
@@ -147,6 +174,7 @@ extension PartitionState {
             }
             for place in 0..<RateWindow.slots where present & (1 << UInt64(place)) != 0 {
                 window.counts[place] = UInt16(clamping: try reader.varint())
+                window.total += UInt32(window.counts[place])
             }
             if index == StateIndex.none {
                 index = UInt32(self.rateWindows.count)

@@ -13,6 +13,7 @@ extension PartitionState {
             windowMilliseconds: windowMilliseconds)
     }
 
+    @inline(__always)
     func isRepeatedSender(user: UInt32, senderHash hash: UInt64, atMilliseconds: Int64, windowMilliseconds: Int64)
         -> Bool
     {

@@ -121,11 +121,14 @@ public struct PartitionState {
     ) -> Admission {
         switch event.kind {
         case .notification:
+            let user = self.internUser(event.userID)
+            let appHash = rateLimits.perApp == nil ? 0 : Self.appHash(event.appID)
             return self.admitNotification(
-                event, user: self.internUser(event.userID), senderHash: event.senderID.map(Self.senderHash),
-                appHash: rateLimits.perApp == nil ? 0 : Self.appHash(event.appID),
+                event, user: user, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
                 person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
-                silenced: silenced, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, rateLimits: rateLimits)
+                silenced: silenced, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, rateLimits: rateLimits,
+                rateWindows: rateLimits.isActive
+                    ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces())
         case .read:
             guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
             else { return .applied(nil) }
@@ -150,11 +153,12 @@ public struct PartitionState {
 
     /// ``admit(_:context:nowMilliseconds:silenced:sentAtMilliseconds:rateLimits:)`` of a
     /// notification, for an interned user, with the sender's hash (``senderHash(_:)``), the app's
-    /// (``appHash(_:)``, when a per-app cap is set) and the sender's people list computed once.
+    /// (``appHash(_:)``, when a per-app cap is set), the sender's people list and the user's
+    /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once.
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
         context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, sentAtMilliseconds: Int64,
-        rateLimits: RateLimitPolicy
+        rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces
     ) -> Admission {
         let idHash = Self.idHash(event.id)
         if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
@@ -162,7 +166,9 @@ public struct PartitionState {
             self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
         }
         if !silenced && rateLimits.isActive {
-            self.noteDelivery(user: user, appHash: appHash, policy: rateLimits, atMilliseconds: sentAtMilliseconds)
+            self.noteDelivery(
+                user: user, appHash: appHash, places: rateWindows, policy: rateLimits,
+                atMilliseconds: sentAtMilliseconds)
         }
         let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
         self.recount(app, context: context, nowMilliseconds: nowMilliseconds)

@@ -158,6 +158,8 @@ struct RateWindow {
     var appHash: UInt64
     var user: UInt32
     var next: UInt32 = StateIndex.none
+    /// The sum of ``counts``, kept so that a window at its newest slot is counted without a loop.
+    var total: UInt32 = 0
     /// Changed since the commit and listed in the changes once.
     var isDirty = false
 
@@ -165,6 +167,10 @@ struct RateWindow {
         self.user = user
         self.appHash = appHash
     }
+
+    /// The most bytes a window takes in an `R` changelog record: its app hash, two varints of up
+    /// to 10 bytes, the slot bitmask (2) and a count of up to 3 bytes per slot.
+    static let maxEncodedBytes = 8 + 10 + 10 + 2 + 3 * Self.slots
 
     /// The slot width of a window, in milliseconds (at least 1).
     static func width(ofWindow milliseconds: Int64) -> Int64 { max(1, milliseconds / Int64(Self.slots)) }
@@ -175,14 +181,15 @@ struct RateWindow {
     func count(at time: Int64, windowMilliseconds: Int64) -> Int {
         let width = Self.width(ofWindow: windowMilliseconds)
         guard width == self.width else { return 0 }
-        // The newest slot and the `slots - gap` before it are in the window ending at `time`'s slot.
+        // The newest slot and the `slots - gap` before it are in the window ending at `time`'s
+        // slot: the `gap` oldest fall out of the total.
         let gap = max(0, Self.slot(time, width) - self.newestSlot)
         guard gap < Int64(Self.slots) else { return 0 }
-        var place = Self.place(self.newestSlot)
-        var total = 0
-        for _ in 0..<(Self.slots - Int(gap)) {
-            total += Int(self.counts[place])
-            place = place == 0 ? Self.slots - 1 : place - 1
+        var total = Int(self.total)
+        var place = Self.place(self.newestSlot + 1)
+        for _ in 0..<Int(gap) {
+            total -= Int(self.counts[place])
+            place = place == Self.slots - 1 ? 0 : place + 1
         }
         return total
     }
@@ -193,15 +200,23 @@ struct RateWindow {
         let slot = Self.slot(time, width)
         if width != self.width {
             self.counts = InlineArray(repeating: 0)
+            self.total = 0
             self.width = width
             self.newestSlot = slot
         } else if slot > self.newestSlot {
             let cleared = min(slot - self.newestSlot, Int64(Self.slots))
-            for step in 0..<cleared { self.counts[Self.place(slot - step)] = 0 }
+            for step in 0..<cleared {
+                let place = Self.place(slot - step)
+                self.total -= UInt32(self.counts[place])
+                self.counts[place] = 0
+            }
             self.newestSlot = slot
         }
         let place = Self.place(max(slot, self.newestSlot - Int64(Self.slots) + 1))
-        if self.counts[place] < UInt16.max { self.counts[place] += 1 }
+        if self.counts[place] < UInt16.max {
+            self.counts[place] += 1
+            self.total += 1
+        }
     }
 
     static func slot(_ time: Int64, _ width: Int64) -> Int64 {
@@ -213,6 +228,21 @@ struct RateWindow {
         let remainder = Int(slot % Int64(Self.slots))
         return remainder < 0 ? remainder + Self.slots : remainder
     }
+}
+
+/// Where a user's rate windows for one app are (``PartitionState/findRateWindows(user:appHash:)``):
+/// found once per notification, for counting and then for noting the delivery.
+struct RateWindowPlaces {
+    /// The user's own window, or ``StateIndex/none``.
+    var user = StateIndex.none
+    /// The app's window, or ``StateIndex/none``.
+    var app = StateIndex.none
+    /// The user's last window, to append after.
+    var last = StateIndex.none
+    /// The other app window whose newest slot is oldest, to take over past the bound.
+    var stalest = StateIndex.none
+    /// How many windows of other apps the user has.
+    var otherApps = 0
 }
 
 /// A before-image in the undo log: what a record was at the commit (or at its first change since).
