@@ -61,7 +61,16 @@ extension FocusContext {
         if let focus = self.focus, focus.isEmpty {
             throw FocusContextError(code: "invalid-value", field: "focus", message: "focus is a non-empty name or null")
         }
-        for (appID, filter) in self.apps.sorted(by: { $0.key < $1.key }) {
+        try Self.checkConfiguration(
+            FocusConfiguration(
+                allowTimeSensitive: self.allowTimeSensitive, hideBadges: self.hideBadges, otherApps: self.otherApps,
+                apps: self.apps, people: self.people, rateLimits: self.rateLimits))
+        try self.validateSchedules()
+    }
+
+    /// Checks what a Focus allows: app ids, predicates, people lists and rate limits.
+    static func checkConfiguration(_ configuration: FocusConfiguration) throws(FocusContextError) {
+        for (appID, filter) in configuration.apps.sorted(by: { $0.key < $1.key }) {
             try Self.checkIdentifier(appID, field: "apps")
             if let text = filter.filterPredicate {
                 do {
@@ -74,10 +83,10 @@ extension FocusContext {
                 }
             }
         }
-        if let people = self.people {
+        if let people = configuration.people {
             try Self.checkPeople(people)
         }
-        if let limits = self.rateLimits {
+        if let limits = configuration.rateLimits {
             try Self.checkRateLimits(limits)
         }
     }
@@ -122,8 +131,16 @@ extension FocusContext {
 
     private static func describe(_ error: DecodingError) -> FocusContextError {
         func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String? {
-            let keys = (codingPath + (last.map { [$0] } ?? [])).map(\.stringValue)
-            return keys.isEmpty ? nil : keys.joined(separator: ".")
+            // `schedules[0].start`: array places in brackets, as validation names them.
+            let keys = codingPath + (last.map { [$0] } ?? [])
+            guard !keys.isEmpty else { return nil }
+            return keys.reduce(into: "") { path, key in
+                if let index = key.intValue, key.stringValue == "Index \(index)" {
+                    path += "[\(index)]"
+                } else {
+                    path += (path.isEmpty ? "" : ".") + key.stringValue
+                }
+            }
         }
         switch error {
         case .keyNotFound(let key, let context):

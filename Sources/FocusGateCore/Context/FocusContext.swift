@@ -26,6 +26,16 @@ public struct FocusContext: Sendable, Hashable, Codable {
     public var people: People?
     /// Caps on delivered notifications; `nil`: the configured default (`rateLimits.*`).
     public var rateLimits: RateLimits?
+    /// The user's IANA time zone (`Europe/Paris`), which ``schedules`` are in.
+    public var timeZone: String?
+    /// When ``focus`` was set by hand: with ``schedules``, it holds from then until the next
+    /// schedule boundary. Required when both a manual Focus and schedules are given.
+    public var focusSetAt: Date?
+    /// What each named Focus allows, for ``schedules``; the top-level fields are the manual
+    /// ``focus``'s when it has no entry here.
+    public var foci: [String: FocusConfiguration]
+    /// When Foci in ``foci`` turn themselves on and off.
+    public var schedules: [Schedule]
 
     /// Creates a context.
     public init(
@@ -38,7 +48,11 @@ public struct FocusContext: Sendable, Hashable, Codable {
         otherApps: OtherApps = .deliver,
         apps: [String: AppFilter] = [:],
         people: People? = nil,
-        rateLimits: RateLimits? = nil
+        rateLimits: RateLimits? = nil,
+        timeZone: String? = nil,
+        focusSetAt: Date? = nil,
+        foci: [String: FocusConfiguration] = [:],
+        schedules: [Schedule] = []
     ) {
         self.userID = userID
         self.version = version
@@ -50,6 +64,10 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.apps = apps
         self.people = people
         self.rateLimits = rateLimits
+        self.timeZone = timeZone
+        self.focusSetAt = focusSetAt
+        self.foci = foci
+        self.schedules = schedules
     }
 
     /// What a Focus does to an app it does not list.
@@ -115,7 +133,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people,
-            rateLimits
+            rateLimits, timeZone, focusSetAt, foci, schedules
     }
 
     public init(from decoder: any Decoder) throws {
@@ -130,6 +148,10 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.apps = try container.decodeIfPresent([String: AppFilter].self, forKey: .apps) ?? [:]
         self.people = try container.decodeIfPresent(People.self, forKey: .people)
         self.rateLimits = try container.decodeIfPresent(RateLimits.self, forKey: .rateLimits)
+        self.timeZone = try container.decodeIfPresent(String.self, forKey: .timeZone)
+        self.focusSetAt = try container.decodeIfPresent(Date.self, forKey: .focusSetAt)
+        self.foci = try container.decodeIfPresent([String: FocusConfiguration].self, forKey: .foci) ?? [:]
+        self.schedules = try container.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -145,5 +167,9 @@ public struct FocusContext: Sendable, Hashable, Codable {
         // Only when set: a document without people encodes as it always did.
         try container.encodeIfPresent(self.people, forKey: .people)
         try container.encodeIfPresent(self.rateLimits, forKey: .rateLimits)
+        try container.encodeIfPresent(self.timeZone, forKey: .timeZone)
+        try container.encodeIfPresent(self.focusSetAt, forKey: .focusSetAt)
+        if !self.foci.isEmpty { try container.encode(self.foci, forKey: .foci) }
+        if !self.schedules.isEmpty { try container.encode(self.schedules, forKey: .schedules) }
     }
 }
