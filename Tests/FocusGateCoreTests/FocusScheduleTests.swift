@@ -231,3 +231,79 @@ struct FocusScheduleTests {
         }
     }
 }
+
+// MARK: - Decisions and badges under schedules
+
+extension FocusScheduleTests {
+    /// Work (Tuesdays 09:00–18:00, only chat) and Sleep (daily 22:00–07:00, badges hidden, every
+    /// app silenced) in Paris, one version for all of it.
+    static func workAndSleep() -> FocusContext {
+        FocusContext(
+            userID: "u", version: 7, timeZone: "Europe/Paris",
+            foci: [
+                "Work": .init(otherApps: .silence, apps: ["chat": .init()]),
+                "Sleep": .init(hideBadges: true, otherApps: .silence),
+            ],
+            schedules: [
+                Self.window([.tue], "09:00", "18:00", focus: "Work"),
+                Self.window(FocusContext.Weekday.allCases, "22:00", "07:00"),
+            ])
+    }
+
+    @Test("decisions follow the Focus a schedule has on, with that Focus's configuration")
+    func decisions() throws {
+        var compiler = FocusContextCompiler()
+        let context = try compiler.compile(Self.workAndSleep())
+        func decide(_ app: String, _ instant: String) -> String {
+            let decision = FocusDecider.decide(
+                NotificationEvent(kind: .notification, id: "n", userID: "u", appID: app),
+                lookup: .available(context), nowMilliseconds: Self.at(instant))
+            return "\(decision.reason) \(decision.focus ?? "-")"
+        }
+        #expect(decide("news", "2026-11-24T09:00:00Z") == "app-silenced Work", "Tuesday 10:00")
+        #expect(decide("chat", "2026-11-24T09:00:00Z") == "no-criteria Work", "chat is allowed")
+        #expect(decide("news", "2026-11-24T19:00:00Z") == "no-focus -", "Tuesday 20:00")
+        #expect(decide("chat", "2026-11-24T22:00:00Z") == "app-silenced Sleep", "Tuesday 23:00")
+        #expect(decide("news", "2026-11-25T09:00:00Z") == "no-focus -", "Wednesday 10:00: no Work")
+    }
+
+    @Test("badges are recounted when a schedule changes the Focus, at the same context version")
+    func badges() throws {
+        var compiler = FocusContextCompiler()
+        let context = try compiler.compile(Self.workAndSleep())
+        var state = PartitionState()
+        let evening = Self.at("2026-11-24T19:00:00Z")
+        _ = state.admit(
+            NotificationEvent(kind: .notification, id: "n1", userID: "u", appID: "news"), context: context,
+            nowMilliseconds: evening)
+        #expect(state.badges(userID: "u").map(\.badge) == [1])
+        let night = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-24T21:00:00Z"))
+        #expect(night.map(\.badge) == [0] && night.first?.focus == "Sleep", "Sleep hides badges")
+        let morning = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-25T06:00:00Z"))
+        #expect(morning.map(\.badge) == [1] && morning.first?.focus == nil)
+        let work = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-12-01T08:00:00Z"))
+        #expect(work.map(\.badge) == [0] && work.first?.focus == "Work", "Work silences news: not counted")
+    }
+
+    @Test("the Focus worked out ahead for the horizon is the one computed at each instant")
+    func horizon() throws {
+        var compiler = FocusContextCompiler()
+        let from = Self.at("2026-11-24T00:00:00Z")
+        let ahead = try compiler.compile(Self.workAndSleep(), horizonFrom: from)
+        let computed = try compiler.compile(Self.workAndSleep())
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let instant =
+                from - ZoneClock.dayMilliseconds + Int64.random(in: 0..<(4 * ZoneClock.dayMilliseconds), using: &random)
+            #expect(ahead.inForce(atMilliseconds: instant).focus == computed.inForce(atMilliseconds: instant).focus)
+            #expect(ahead.nextTransition(after: instant) == computed.nextTransition(after: instant))
+        }
+        // Exactly at the boundaries too.
+        var instant = from
+        while let next = computed.nextTransition(after: instant), next < from + 3 * ZoneClock.dayMilliseconds {
+            #expect(ahead.inForce(atMilliseconds: next).focus == computed.inForce(atMilliseconds: next).focus)
+            #expect(ahead.inForce(atMilliseconds: next - 1).focus == computed.inForce(atMilliseconds: next - 1).focus)
+            instant = next
+        }
+    }
+}

@@ -354,6 +354,57 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a schedule turns a Focus on and off and the badge follows, with no message (injected clock)")
+        func scheduleRecomputesBadges() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            // Sleep, every day, from the next whole minute an hour ahead (Paris time) for an hour.
+            let paris = try #require(ZoneClock(identifier: "Europe/Paris"))
+            let minute: Int64 = 60_000
+            let start = (paris.local(clock.nowMilliseconds() + 3_600_000) / minute + 1) * minute
+            func time(_ local: Int64) -> FocusContext.LocalTime {
+                FocusContext.LocalTime(String(format: "%02d:%02d", local / 3_600_000 % 24, local / minute % 60))!
+            }
+            try await bench.put(
+                FocusContext(
+                    userID: "u-sched", version: 1, timeZone: "Europe/Paris",
+                    foci: ["Sleep": .init(hideBadges: true, otherApps: .silence)],
+                    schedules: [
+                        .init(
+                            focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(start),
+                            end: time(start + 3_600_000))
+                    ]))
+            try await instance.waitUntil({ instance.invalidationsHandled >= 1 }, what: "the context announced")
+
+            func badge(where accept: @escaping ([String: Any]) -> Bool) async throws -> [String: Any] {
+                try await Wait.for(
+                    "a badge record of u-sched/chat", timeout: .seconds(20),
+                    {
+                        try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-sched/chat" }.compactMap {
+                            try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                        }.last
+                    }
+                ) { $0.map(accept) ?? false }!
+            }
+            try bench.send([Events.notification("s-1", user: "u-sched", criteria: "home")])
+            let before = try await badge { $0["badge"] as? Int == 1 }
+            #expect(before["focus"] is NSNull, "no Focus on yet")
+
+            // The window opens: Sleep hides badges; no message says so.
+            clock.advance(by: .milliseconds(start - paris.local(clock.nowMilliseconds()) + 1_000))
+            let asleep = try await badge { $0["badge"] as? Int == 0 }
+            #expect(asleep["focus"] as? String == "Sleep" && asleep["unread"] as? Int == 1)
+            // And closes an hour later: the badge is back.
+            clock.advance(by: .seconds(3_600))
+            let awake = try await badge { $0["badge"] as? Int == 1 && $0["focus"] is NSNull }
+            #expect((awake["sequence"] as? Int ?? 0) > (asleep["sequence"] as? Int ?? 0))
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("logs at trace level are JSON lines with dotted metadata and never contain a payload body")
         func logsCarryNoPayloads() async throws {
             let lines = Mutex<[String]>([])

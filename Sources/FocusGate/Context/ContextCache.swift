@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 public import FocusGateCore
 public import FocusGateStore
 public import Logging
@@ -19,6 +20,12 @@ import Synchronization
 ///
 /// One lock acquisition per batch (``resolve(_:)``), never per event.
 public final class ContextCache: Sendable {
+    /// Now, from which a context with schedules has its Focus worked out ahead (a lookup per
+    /// decision instead of a time-zone computation); decisions are the same either way.
+    static func horizonStart() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
     /// Cache settings.
     public struct Configuration: Sendable {
         /// Contexts (and "no context" entries) held in memory (`cache.maxEntries`). Default: `1_000_000`.
@@ -116,7 +123,8 @@ public final class ContextCache: Sendable {
         }
         state.pendingAnnouncements[userID] = nil
         do {
-            let compiled = try context.map { (context) throws(FocusContextError) in try state.compiler.compile(context)
+            let compiled = try context.map { (context) throws(FocusContextError) in
+                try state.compiler.compile(context, horizonFrom: Self.horizonStart())
             }
             state.insert(userID: userID, context: compiled, version: context?.version ?? -1, metrics: self.metrics)
             return .available(compiled)
@@ -184,7 +192,9 @@ public final class ContextCache: Sendable {
                 guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else {
                     return (.stale, nil)
                 }
-                guard let compiled = try? state.compiler.compile(context) else { return (.invalid, nil) }
+                guard let compiled = try? state.compiler.compile(context, horizonFrom: Self.horizonStart()) else {
+                    return (.invalid, nil)
+                }
                 state.slots[slot].context = compiled
                 state.slots[slot].version = context.version
                 state.slots[slot].announced = context.version
@@ -218,7 +228,7 @@ public final class ContextCache: Sendable {
                     return (.applied, state.slots[slot].context)
                 }
                 guard let context, context.version >= announced, context.version > state.slots[slot].version,
-                    let compiled = try? state.compiler.compile(context)
+                    let compiled = try? state.compiler.compile(context, horizonFrom: Self.horizonStart())
                 else {
                     // The store does not have the announced version yet: keep the user marked for reload.
                     return (.unavailable, nil)

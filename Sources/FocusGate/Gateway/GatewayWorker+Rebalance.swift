@@ -94,7 +94,8 @@ extension GatewayWorker {
         }
     }
 
-    /// Recomputes the badges of owned users whose Focus has just expired (no message announces it).
+    /// Recomputes the badges of owned users whose Focus has just changed with no message to say
+    /// so: an expiry, or a schedule turning a Focus on or off. Then watches their next change.
     func applyExpirations() throws(KafkaError) {
         guard let first = self.expirations.min else { return }
         let now = self.configuration.clock.nowMilliseconds()
@@ -105,19 +106,19 @@ extension GatewayWorker {
             self.watchedExpiry[due.userID] = nil
             guard case .available(let context)? = self.cache.resolve([due.userID])[due.userID] else { continue }
             self.recompute(userID: due.userID, context: context, nowMilliseconds: now)
+            if let context { self.watchExpiry(of: context, userID: due.userID, nowMilliseconds: now) }
         }
     }
 
-    /// Schedules a badge recompute for the moment `context` expires, once per user and expiry.
+    /// Schedules a badge recompute for the next moment the Focus in force may change (the
+    /// context's expiry, a schedule boundary, the end of a manual override), once per user and instant.
     func watchExpiry(of context: CompiledFocusContext, userID: String, nowMilliseconds: Int64) {
         // The Focus is on while now <= expiresAt, off from the next millisecond.
-        guard context.focus != nil, context.expiresAtMilliseconds != .max,
-            context.expiresAtMilliseconds >= nowMilliseconds
+        guard let changeAt = context.nextTransition(after: nowMilliseconds),
+            self.watchedExpiry[userID] != changeAt
         else { return }
-        let offAt = context.expiresAtMilliseconds + 1
-        guard self.watchedExpiry[userID] != offAt else { return }
-        self.watchedExpiry[userID] = offAt
-        self.expirations.insert(Expiration(atMilliseconds: offAt, userID: userID))
+        self.watchedExpiry[userID] = changeAt
+        self.expirations.insert(Expiration(atMilliseconds: changeAt, userID: userID))
     }
 
     private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {

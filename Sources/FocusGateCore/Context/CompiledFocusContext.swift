@@ -19,6 +19,12 @@ public struct CompiledFocusContext: Sendable {
     let people: People?
     /// The context's rate limits; `nil`: the configured default applies.
     public let rateLimits: RateLimitPolicy?
+    /// The Foci its schedules turn on, and when; `nil` without schedules (the fields above are
+    /// then the whole story).
+    let scheduled: ScheduledFoci?
+    /// Which of its context's Focus configurations this is (`0`: the context's own fields), so
+    /// that a badge counted under one Focus is recounted under another of the same version.
+    let focusOrdinal: UInt8
 
     /// The people lists as one hash table by the sender id's 64-bit hash (which the record loop
     /// computes once for the state anyway): one lookup of an integer key, whether the lists name
@@ -66,9 +72,36 @@ public struct CompiledFocusContext: Sendable {
     }
 
     /// Whether a Focus is on at `nowMilliseconds`: a Focus is set and the context has not expired
-    /// (it expires *after* `expiresAt`: at that very millisecond it still applies).
+    /// (it expires *after* `expiresAt`: at that very millisecond it still applies). For a
+    /// context with schedules, ask ``inForce(atMilliseconds:)`` first.
     public func isFocusOn(atMilliseconds nowMilliseconds: Int64) -> Bool {
         self.focus != nil && nowMilliseconds <= self.expiresAtMilliseconds
+    }
+
+    /// Whether schedules take part: decisions then read ``inForce(atMilliseconds:)``.
+    public var hasSchedules: Bool { self.scheduled != nil }
+
+    /// The context as it stands at `instant`: the configuration of the Focus on then (a
+    /// context with no Focus when none is), without expiry or schedules. `self` without schedules.
+    public func inForce(atMilliseconds instant: Int64) -> CompiledFocusContext {
+        guard let scheduled = self.scheduled else { return self }
+        return scheduled.configuration(at: instant)
+    }
+
+    /// The first instant after `instant` at which the Focus in force may change: the expiry, a
+    /// schedule boundary or the end of a manual override; `nil`: never.
+    public func nextTransition(after instant: Int64) -> Int64? {
+        if let scheduled = self.scheduled { return scheduled.nextTransition(after: instant) }
+        guard self.focus != nil, self.expiresAtMilliseconds != .max, instant <= self.expiresAtMilliseconds else {
+            return nil
+        }
+        return self.expiresAtMilliseconds + 1
+    }
+
+    /// Which Focus is on at `instant`, why, since and until when.
+    public func focusState(at instant: Int64) -> FocusState {
+        self.scheduled?.timeline.state(at: instant)
+            ?? FocusTimeline(focus: self.focus, expiresAt: self.expiresAtMilliseconds).state(at: instant)
     }
 
     /// The list of the Focus that names `senderID`, if any.
@@ -121,8 +154,42 @@ public struct FocusContextCompiler {
     /// Compiles `context` (which should have passed ``FocusContext/validate()``).
     ///
     /// - Throws: ``FocusContextError`` when a predicate does not compile.
-    public mutating func compile(_ context: FocusContext) throws(FocusContextError) -> CompiledFocusContext {
-        let sorted = context.apps.sorted(by: { $0.key < $1.key })
+    ///
+    /// - Parameter horizonFrom: For a context with schedules, the instant (Unix ms, usually now)
+    ///   from which the Focus in force is worked out ahead for two days, so that a decision
+    ///   looks it up instead of computing it; `nil`: computed at each decision. Results are the
+    ///   same either way.
+    public mutating func compile(_ context: FocusContext, horizonFrom: Int64? = nil) throws(FocusContextError)
+        -> CompiledFocusContext
+    {
+        let expiry = context.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
+        let manual = context.focus.map { context.configuration(of: $0) } ?? context.configuration(of: "")
+        var scheduled: ScheduledFoci?
+        if !context.schedules.isEmpty {
+            var configurations: [String: CompiledFocusContext] = [:]
+            let names = Set(context.foci.keys).union(context.focus.map { [$0] } ?? []).sorted()
+            for (index, name) in names.enumerated() {
+                configurations[name] = try self.compile(
+                    context.configuration(of: name), focus: name, version: context.version, expiry: .max,
+                    scheduled: nil, fieldPrefix: context.foci[name] == nil ? "" : "foci.\(name).",
+                    ordinal: UInt8(index + 1))
+            }
+            let off = try self.compile(
+                FocusContext.FocusConfiguration(), focus: nil, version: context.version, expiry: .max, scheduled: nil,
+                fieldPrefix: "")
+            scheduled = ScheduledFoci(
+                timeline: FocusTimeline(context), configurations: configurations, off: off, horizonFrom: horizonFrom)
+        }
+        return try self.compile(
+            manual, focus: context.focus, version: context.version, expiry: expiry, scheduled: scheduled,
+            fieldPrefix: context.focus.flatMap { context.foci[$0] == nil ? nil : "foci.\($0)." } ?? "")
+    }
+
+    private mutating func compile(
+        _ configuration: FocusContext.FocusConfiguration, focus: String?, version: Int64, expiry: Int64,
+        scheduled: ScheduledFoci?, fieldPrefix: String, ordinal: UInt8 = 0
+    ) throws(FocusContextError) -> CompiledFocusContext {
+        let sorted = configuration.apps.sorted(by: { $0.key < $1.key })
         let key = AppListKey(
             entries: sorted.map {
                 .init(appID: $0.key, predicate: $0.value.filterPredicate, silenced: $0.value.silenced)
@@ -136,28 +203,30 @@ public struct FocusContextCompiler {
             for (appID, filter) in sorted {
                 var predicate: FilterPredicate?
                 if let text = filter.filterPredicate {
-                    predicate = try self.predicate(text, field: "apps.\(appID).filterPredicate")
+                    predicate = try self.predicate(
+                        text, field: fieldPrefix + "apps.\(appID).filterPredicate")
                 }
                 apps.append(
                     .init(appID: self.intern(appID, in: &self.appIDs), predicate: predicate, silenced: filter.silenced))
             }
             self.appLists[key] = apps
         }
-        let expiry = context.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
         return CompiledFocusContext(
-            version: context.version,
-            focus: context.focus.map { self.intern($0, in: &self.focusNames) },
+            version: version,
+            focus: focus.map { self.intern($0, in: &self.focusNames) },
             expiresAtMilliseconds: expiry,
-            allowTimeSensitive: context.allowTimeSensitive,
-            hideBadges: context.hideBadges,
-            silencesOtherApps: context.otherApps == .silence,
+            allowTimeSensitive: configuration.allowTimeSensitive,
+            hideBadges: configuration.hideBadges,
+            silencesOtherApps: configuration.otherApps == .silence,
             apps: apps,
-            people: context.people.flatMap { people in
+            people: configuration.people.flatMap { people in
                 people.allowed.isEmpty && people.silenced.isEmpty && !people.allowRepeated
                     ? nil
                     : .init(allowed: people.allowed, silenced: people.silenced, allowRepeated: people.allowRepeated)
             },
-            rateLimits: context.rateLimits.map(RateLimitPolicy.init)
+            rateLimits: configuration.rateLimits.map(RateLimitPolicy.init),
+            scheduled: scheduled,
+            focusOrdinal: ordinal
         )
     }
 

@@ -18,7 +18,7 @@ public enum FocusDecider {
     ///   - repeatedSender: Whether the same sender sent the user another notification within the
     ///     repeated-sender window (the partition state knows, from record timestamps).
     ///   - lookup: The user's context.
-    ///   - nowMilliseconds: The decision time (Unix milliseconds), for expiry.
+    ///   - nowMilliseconds: The decision time (Unix milliseconds), for expiry and schedules.
     /// - Returns: The decision with its reason.
     public static func decide(
         appID: String,
@@ -29,9 +29,10 @@ public enum FocusDecider {
         lookup: ContextLookup,
         nowMilliseconds: Int64
     ) -> Decision {
-        guard case .available(let found) = lookup else {
+        guard case .available(var found) = lookup else {
             return Decision(outcome: .delivered, reason: .contextUnavailable)
         }
+        if let scheduled = found, scheduled.hasSchedules { found = scheduled.inForce(atMilliseconds: nowMilliseconds) }
         return self.decide(
             appID: appID, criteria: criteria, interruptionLevel: interruptionLevel,
             person: found?.personList(of: senderID), repeatedSender: repeatedSender, context: found,
@@ -84,7 +85,8 @@ public enum FocusDecider {
         appID: String, criteria: String?, senderID: String? = nil, context: CompiledFocusContext?,
         nowMilliseconds: Int64
     ) -> Bool {
-        self.countsInBadge(
+        let context = context?.inForce(atMilliseconds: nowMilliseconds)
+        return self.countsInBadge(
             appID: appID, criteria: criteria, person: context?.personList(of: senderID), context: context,
             nowMilliseconds: nowMilliseconds)
     }

@@ -22,6 +22,10 @@ extension PartitionState {
     ) -> (decision: Decision, admission: Admission) {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
+        // With schedules, the configuration of the Focus on now decides (its people lists too).
+        if let scheduled = context, scheduled.hasSchedules {
+            context = scheduled.inForce(atMilliseconds: nowMilliseconds)
+        }
         // The user and the sender's list are looked up once for everything below.
         let user = self.internUser(event.userID)
         let senderHash = event.senderID.map(Self.senderHash)

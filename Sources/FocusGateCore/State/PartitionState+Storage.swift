@@ -171,11 +171,12 @@ extension PartitionState {
 
     // MARK: - Badges
 
-    /// Recounts the app's badge when the context (version, or Focus on/off) differs from the one
-    /// it was counted with; otherwise the kept count stands.
+    /// Recounts the app's badge when the context (version, Focus on or off, which Focus a
+    /// schedule turned on) differs from the one it was counted with; otherwise the kept count stands.
     mutating func recount(_ app: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         let version = context?.version ?? .min
-        let focus: UInt8 = context?.isFocusOn(atMilliseconds: nowMilliseconds) == true ? 2 : 1
+        let focus: UInt8 =
+            context?.isFocusOn(atMilliseconds: nowMilliseconds) == true ? 2 + context!.focusOrdinal : 1
         let slot = self.apps[Int(app)]
         guard slot.countedVersion != version || slot.countedFocus != focus else { return }
         var counted: UInt32 = 0

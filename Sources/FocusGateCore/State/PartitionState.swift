@@ -119,6 +119,7 @@ public struct PartitionState {
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
         sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none
     ) -> Admission {
+        let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {
         case .notification:
             let user = self.internUser(event.userID)
@@ -192,6 +193,7 @@ public struct PartitionState {
     public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
         -> [BadgeUpdate]
     {
+        let context = context?.inForce(atMilliseconds: nowMilliseconds)
         guard let user = self.userNumbers[userID] else { return [] }
         // By app id, so that the updates come out in the same order whatever the apps' history.
         var apps: [UInt32] = []
