@@ -9,8 +9,9 @@ struct ExplainCommand: ParsableCommand {
         abstract: "Explain the decision for a notification event under a Focus context.",
         discussion: """
             Prints {"decision", "reason", "focus", "contextVersion", "senderList", "rateLimit", "badgeCounted",
-            "badgeUpdates"} and exits 0. Rate limits are the context's (`rateLimits`); the flags say what the
-            gateway's state would hold.
+            "badgeUpdates", "focusState"} and exits 0. focusState says which Focus is on at that instant and why
+            (manual, schedule, expiry, none), since when and its next transition. Rate limits are the context's
+            (`rateLimits`); the flags say what the gateway's state would hold.
             An unreadable context or event is reported on standard error with exit status 2.
             """
     )
@@ -21,7 +22,7 @@ struct ExplainCommand: ParsableCommand {
     @Option(help: "The notification event (JSON), as produced to the notifications topic.")
     var event: String
 
-    @Option(help: "Decide at this instant (RFC 3339), for expiry. Default: now.")
+    @Option(help: "Decide at this instant (RFC 3339), for expiry and schedules. Default: now.")
     var at: String?
 
     @Flag(help: "The sender sent this user another notification within the repeated-sender window.")

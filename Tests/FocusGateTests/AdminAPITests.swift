@@ -282,7 +282,20 @@ struct AdminAPITests {
                 #expect(rateLimit?["max"] as? Int == 5 && rateLimit?["windowSeconds"] as? Int == 3600)
                 #expect(body["badgeCounted"] as? Bool == true, "a rate-limited notification still counts")
             }
+            // At a given instant: a schedule's Focus, why, and its next transition.
+            let scheduled =
+                #"{"at":"2026-11-24T22:00:00Z","event":{"id":"n3","userId":"u-42","appId":"com.example.chat"},"context":{"userId":"u-42","version":18,"timeZone":"Europe/Paris","foci":{"Sleep":{"otherApps":"silence"}},"schedules":[{"focus":"Sleep","days":["tue"],"start":"22:00","end":"07:00"}]}}"#
+            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: scheduled)) {
+                response in
+                let body = json(response.body)
+                #expect(body["reason"] as? String == "app-silenced" && body["focus"] as? String == "Sleep")
+                let state = body["focusState"] as? [String: Any]
+                #expect(state?["cause"] as? String == "schedule" && state?["focus"] as? String == "Sleep")
+                #expect(state?["since"] as? String == "2026-11-24T21:00:00.000Z")
+                #expect(state?["nextTransition"] as? String == "2026-11-25T06:00:00.000Z")
+            }
             for (body, code) in [
+                (#"{"event":{"id":"n1","userId":"u-42","appId":"a"},"at":"tomorrow"}"#, "wrong-type"),
                 (#"{"event":{"id":"n1","userId":"u-42","appId":"a"},"recent":{"deliveredToUser":-1}}"#, "wrong-type"),
                 (#"{"event":{"id":"n1","userId":"u-42","appId":"a"},"recent":[]}"#, "wrong-type"),
                 ("[]", "invalid-json"),

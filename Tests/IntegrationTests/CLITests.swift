@@ -66,7 +66,7 @@ struct CLITests {
         #expect(first.status == 0)
         #expect(
             first.output
-                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","rateLimit":null,"reason":"predicate-mismatch","senderList":null}"#
+                == #"{"badgeCounted":false,"badgeUpdates":"coalesced-per-commit","contextVersion":17,"decision":"silenced","focus":"Work","focusState":{"cause":"manual","focus":"Work","nextTransition":"2030-01-01T00:00:00.001Z","since":null},"rateLimit":null,"reason":"predicate-mismatch","senderList":null}"#
                 + "\n")
 
         let second = try await Self.run([
@@ -126,6 +126,31 @@ struct CLITests {
             "\(overApp.output)")
         let negative = try await Self.run(["explain", "--context", context, "--event", event, "--delivered-to-user=-1"])
         #expect(negative.status == 2)
+    }
+
+    @Test("explain says which Focus a schedule or a manual override has on at --at, why, and the next transition")
+    func explainSchedules() async throws {
+        let context = try Self.file(
+            #"{"userId":"u-42","version":4,"focus":"Work","focusSetAt":"2026-11-24T20:00:00Z","timeZone":"Europe/Paris","foci":{"Sleep":{"otherApps":"silence"}},"schedules":[{"focus":"Sleep","days":["mon","tue","wed","thu","fri","sat","sun"],"start":"22:00","end":"07:00"}]}"#
+        )
+        let event = try Self.file(#"{"id":"n1","userId":"u-42","appId":"com.example.chat"}"#)
+        // 21:30 in Paris: Work, set by hand at 21:00, holds until Sleep's start at 22:00.
+        let manual = try await Self.run([
+            "explain", "--context", context, "--event", event, "--at", "2026-11-24T20:30:00Z",
+        ])
+        #expect(manual.status == 0)
+        #expect(
+            manual.output.contains(
+                #""focusState":{"cause":"manual","focus":"Work","nextTransition":"2026-11-24T21:00:00.000Z","since":"2026-11-24T20:00:00.000Z"}"#
+            ) && manual.output.contains(#""reason":"no-criteria""#), "\(manual.output)")
+        // 23:00: the schedule's Sleep silences the app, until 07:00 Paris time.
+        let sleep = try await Self.run([
+            "explain", "--context", context, "--event", event, "--at", "2026-11-24T22:00:00Z",
+        ])
+        #expect(
+            sleep.output.contains(
+                #""focusState":{"cause":"schedule","focus":"Sleep","nextTransition":"2026-11-25T06:00:00.000Z","since":"2026-11-24T21:00:00.000Z"}"#
+            ) && sleep.output.contains(#""reason":"app-silenced""#), "\(sleep.output)")
     }
 
     @Test(

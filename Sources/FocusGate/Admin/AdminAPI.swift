@@ -232,10 +232,19 @@ public struct AdminAPI: Sendable {
             }
             recent = decoded
         }
+        var instant = SystemWallClock().nowMilliseconds()
+        if let at = object["at"], !(at is NSNull) {
+            guard let text = at as? String, let parsed = Timestamp.parseRFC3339(text) else {
+                throw AdminError(
+                    .badRequest, "wrong-type", "at must be an RFC 3339 instant such as 2026-11-21T18:00:00Z",
+                    field: "at")
+            }
+            instant = parsed
+        }
         let explanation: DecisionExplanation
         do {
             explanation = try DecisionExplanation(
-                event: event, context: focusContext, nowMilliseconds: SystemWallClock().nowMilliseconds(),
+                event: event, context: focusContext, nowMilliseconds: instant,
                 recent: recent, defaultRateLimits: self.configuration.rateLimits)
         } catch {
             throw Self.contextError(error)

@@ -16,9 +16,42 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     public var rateLimit: RateLimitHit?
     /// Whether the notification, while unread, counts in the app's badge under this context.
     public var badgeCounted: Bool
+    /// Which Focus is on at the instant explained, why, and when that may change.
+    public var focusState: FocusStateReport
     /// How badge changes are published: coalesced to the latest value per (user, app) at each
     /// commit (`commit.intervalMs`).
     public var badgeUpdates = "coalesced-per-commit"
+
+    /// ``FocusState`` as explain reports it: instants in RFC 3339.
+    public struct FocusStateReport: Sendable, Hashable, Codable {
+        /// The Focus on, or `nil`.
+        public var focus: String?
+        /// `manual`, `schedule`, `expiry` (the manual Focus expired) or `none`.
+        public var cause: String
+        /// When this state began, when the context says.
+        public var since: String?
+        /// The next instant the Focus in force may change: a schedule boundary, the end of a
+        /// manual override, the expiry; `nil`: never.
+        public var nextTransition: String?
+
+        /// The report of `state`.
+        public init(_ state: FocusState) {
+            self.focus = state.focus
+            self.cause = state.cause.rawValue
+            self.since = state.since.map(Timestamp.rfc3339(milliseconds:))
+            self.nextTransition = state.until.map(Timestamp.rfc3339(milliseconds:))
+        }
+
+        private enum CodingKeys: String, CodingKey { case focus, cause, since, nextTransition }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(self.focus, forKey: .focus)
+            try container.encode(self.cause, forKey: .cause)
+            try container.encode(self.since, forKey: .since)
+            try container.encode(self.nextTransition, forKey: .nextTransition)
+        }
+    }
 
     /// What the gateway's state would know of the user at decision time; explain keeps no state,
     /// so the caller says it (`recent` in `POST /v1/explain`, flags of `focusgate explain`).
@@ -59,12 +92,14 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     ) throws(FocusContextError) {
         var compiler = FocusContextCompiler()
         let compiled = try context.map { (context) throws(FocusContextError) in try compiler.compile(context) }
+        // The configuration of the Focus on at that instant (a schedule's, or the manual one).
+        let inForce = compiled?.inForce(atMilliseconds: nowMilliseconds)
         var decision = FocusDecider.decide(
-            event, repeatedSender: recent.repeatedSender && compiled?.allowsRepeatedSenders == true,
-            lookup: .available(compiled), nowMilliseconds: nowMilliseconds)
+            event, repeatedSender: recent.repeatedSender && inForce?.allowsRepeatedSenders == true,
+            lookup: .available(inForce), nowMilliseconds: nowMilliseconds)
         decision = FocusDecider.limit(
-            decision, interruptionLevel: event.interruptionLevel, senderList: compiled?.personList(of: event.senderID),
-            policy: compiled?.rateLimits ?? defaultRateLimits,
+            decision, interruptionLevel: event.interruptionLevel, senderList: inForce?.personList(of: event.senderID),
+            policy: inForce?.rateLimits ?? defaultRateLimits,
             delivered: RateCounts(user: recent.deliveredToUser, app: recent.deliveredFromApp))
         self.rateLimit = decision.rateLimit
         self.decision = decision.outcome.rawValue
@@ -72,16 +107,18 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
         self.focus = decision.focus
         self.contextVersion = decision.contextVersion
         self.senderList =
-            compiled?.isFocusOn(atMilliseconds: nowMilliseconds) == true
-            ? compiled?.personList(of: event.senderID) : nil
+            inForce?.isFocusOn(atMilliseconds: nowMilliseconds) == true
+            ? inForce?.personList(of: event.senderID) : nil
         self.badgeCounted = FocusDecider.countsInBadge(
-            appID: event.appID, criteria: event.filterCriteria, senderID: event.senderID, context: compiled,
+            appID: event.appID, criteria: event.filterCriteria, senderID: event.senderID, context: inForce,
             nowMilliseconds: nowMilliseconds
         )
+        self.focusState = FocusStateReport(
+            compiled?.focusState(at: nowMilliseconds) ?? FocusState(focus: nil, cause: .none))
     }
 
     private enum CodingKeys: String, CodingKey {
-        case decision, reason, focus, contextVersion, senderList, rateLimit, badgeCounted, badgeUpdates
+        case decision, reason, focus, contextVersion, senderList, rateLimit, badgeCounted, badgeUpdates, focusState
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -94,5 +131,6 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
         try container.encode(self.rateLimit, forKey: .rateLimit)
         try container.encode(self.badgeCounted, forKey: .badgeCounted)
         try container.encode(self.badgeUpdates, forKey: .badgeUpdates)
+        try container.encode(self.focusState, forKey: .focusState)
     }
 }
