@@ -307,3 +307,80 @@ extension FocusScheduleTests {
         }
     }
 }
+
+// MARK: - The partition's timers
+
+extension FocusScheduleTests {
+    static func changelog(_ state: inout PartitionState) -> [([UInt8], [UInt8]?)] {
+        var log: [([UInt8], [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+        return log
+    }
+
+    static func restored(_ log: [([UInt8], [UInt8]?)]) throws -> PartitionState {
+        var state = PartitionState()
+        for (key, value) in log { try state.restore(key: key, value: value) }
+        state.finishRestore()
+        return state
+    }
+
+    @Test(
+        "a user's next transition is a timer of the partition: set by a decision, due at its instant, committed, restored, rolled back"
+    )
+    func timers() throws {
+        var compiler = FocusContextCompiler()
+        let context = try compiler.compile(Self.workAndSleep())
+        var state = PartitionState()
+        let evening = Self.at("2026-11-24T19:00:00Z")
+        _ = state.decide(
+            NotificationEvent(kind: .notification, id: "n1", userID: "u", appID: "news"),
+            lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
+            nowMilliseconds: evening, sentAtMilliseconds: evening)
+        let sleepStarts = Self.at("2026-11-24T21:00:00Z")
+        #expect(state.pendingTransitions == 1 && state.nextTransitionAt() == sleepStarts)
+        #expect(state.dueTransitions(atMilliseconds: sleepStarts - 1, limit: 10).isEmpty)
+        let log = Self.changelog(&state)
+        #expect(log.contains { $0.0 == [0, UInt8(ascii: "T")] + Array("u".utf8) }, "a T record for the timer")
+
+        // Restored from the changelog, as written: the timer is there.
+        var restored = try Self.restored(log)
+        #expect(restored.nextTransitionAt() == sleepStarts)
+
+        // Due: taken once; an abort puts it back; done and committed, the next one is watched.
+        #expect(restored.dueTransitions(atMilliseconds: sleepStarts, limit: 10).map(\.userID) == ["u"])
+        #expect(restored.dueTransitions(atMilliseconds: sleepStarts, limit: 10).isEmpty, "not twice")
+        restored.rollback()
+        #expect(restored.dueTransitions(atMilliseconds: sleepStarts, limit: 10).map(\.userID) == ["u"])
+        _ = restored.recompute(userID: "u", context: context, nowMilliseconds: sleepStarts)
+        let sleepEnds = Self.at("2026-11-25T06:00:00Z")
+        #expect(restored.nextTransitionAt() == sleepEnds)
+        let later = Self.changelog(&restored)
+
+        // After a restart from both logs, the fired transition is not due again: the next one is.
+        var again = try Self.restored(log + later)
+        #expect(again.nextTransitionAt() == sleepEnds)
+        #expect(again.dueTransitions(atMilliseconds: sleepEnds - 1, limit: 10).isEmpty)
+        // A context without transitions clears the timer (a tombstone in the changelog).
+        _ = again.recompute(userID: "u", context: nil, nowMilliseconds: sleepStarts + 1)
+        #expect(again.pendingTransitions == 0)
+        let cleared = Self.changelog(&again)
+        #expect(cleared.contains { $0.0 == [0, UInt8(ascii: "T")] + Array("u".utf8) && $0.1 == nil })
+        #expect(try Self.restored(log + later + cleared).pendingTransitions == 0)
+    }
+
+    @Test("due timers come out earliest first, at most the limit per call")
+    func timerOrderAndLimit() throws {
+        var state = PartitionState()
+        for (index, at) in [Int64(50), 10, 40, 20, 30].enumerated() {
+            _ = state.admit(
+                NotificationEvent(kind: .notification, id: "n", userID: "u\(index)", appID: "a"), context: nil,
+                nowMilliseconds: 0)
+            state.watchTransition(userID: "u\(index)", at: at)
+        }
+        #expect(state.pendingTransitions == 5)
+        #expect(state.dueTransitions(atMilliseconds: 45, limit: 3).map(\.at) == [10, 20, 30])
+        #expect(state.dueTransitions(atMilliseconds: 45, limit: 3).map(\.at) == [40])
+        #expect(state.pendingTransitions == 1 && state.nextTransitionAt() == 50)
+    }
+}

@@ -405,6 +405,53 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a schedule's transition survives a restart with no input: the timer is part of the committed state")
+        func scheduleTimerSurvivesRestart() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let first = try await InProcessGateway(bench, configuration: configuration)
+            let paris = try #require(ZoneClock(identifier: "Europe/Paris"))
+            let minute: Int64 = 60_000
+            let start = (paris.local(clock.nowMilliseconds() + 3_600_000) / minute + 1) * minute
+            func time(_ local: Int64) -> FocusContext.LocalTime {
+                FocusContext.LocalTime(String(format: "%02d:%02d", local / 3_600_000 % 24, local / minute % 60))!
+            }
+            try await bench.put(
+                FocusContext(
+                    userID: "u-timer", version: 1, timeZone: "Europe/Paris",
+                    foci: ["Sleep": .init(hideBadges: true)],
+                    schedules: [
+                        .init(
+                            focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(start),
+                            end: time(start + 3_600_000))
+                    ]))
+            func badges() throws -> [[String: Any]] {
+                try bench.readAll(bench.topics.badges).filter { $0.keyString == "u-timer/chat" }.compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                }
+            }
+            try bench.send([Events.notification("t-1", user: "u-timer", criteria: "home")])
+            _ = try await Wait.for("the first badge record", timeout: .seconds(20), { try badges() }) {
+                $0.last?["badge"] as? Int == 1
+            }
+            // The badge record is committed, and the timer with it, in the same transaction.
+            try await first.stop()
+
+            // The window opens while no instance runs; the next one gets no input at all.
+            clock.advance(by: .milliseconds(start - paris.local(clock.nowMilliseconds()) + 1_000))
+            let second = try await InProcessGateway(bench, configuration: configuration)
+            let records = try await Wait.for("Sleep's badge record", timeout: .seconds(30), { try badges() }) {
+                $0.last?["badge"] as? Int == 0
+            }
+            #expect(records.last?["focus"] as? String == "Sleep")
+            #expect(records.filter { $0["badge"] as? Int == 0 }.count == 1, "fired once")
+            #expect(second.metric("focusgate_timers_fired_total") == 1)
+            try await second.stop()
+            await bench.shutdown()
+        }
+
         @Test("logs at trace level are JSON lines with dotted metadata and never contain a payload body")
         func logsCarryNoPayloads() async throws {
             let lines = Mutex<[String]>([])

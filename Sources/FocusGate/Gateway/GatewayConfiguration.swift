@@ -34,6 +34,9 @@ public struct GatewayConfiguration: Sendable {
     public var clock: any WallClock = SystemWallClock()
     /// Records taken from the consumer per batch. Default: `2048`.
     public var maxBatchRecords = 2048
+    /// Most timers (Focus transitions) a worker fires per loop turn, between record batches
+    /// (`timers.maxFiredPerBatch`). Default: `1000`.
+    public var maxTimersPerBatch = 1000
     /// Prefix of each worker's `transactional.id` (the worker index is appended). Default: the group
     /// id and a random instance tag.
     public var transactionalIDPrefix: String?

@@ -20,6 +20,10 @@ public struct GatewayMetrics: Sendable {
     /// allocation counter preloaded (``AllocationCounter``).
     let workerAllocations: Counter?
     let decisionLatency: DurationHistogram
+    /// Timers fired: Focus transitions (expiry, schedule boundaries) acted on.
+    let timersFired: Counter
+    /// How late a timer fired after its instant.
+    let timerLateness: DurationHistogram
     private let deadLetters: [EventDecodingError.Code: Counter]
     private let registry: PrometheusCollectorRegistry
 
@@ -97,6 +101,27 @@ public struct GatewayMetrics: Sendable {
                 .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30),
             ]
         )
+        self.timersFired = registry.makeCounter(
+            descriptor: .focusgate(
+                "timers_fired", unit: "total",
+                "Timers fired: users whose Focus in force changed with no message (expiry, schedule boundary)."))
+        self.timerLateness = registry.makeDurationHistogram(
+            descriptor: .focusgate(
+                "timer_lateness", unit: "seconds", "How long after its instant a timer fired (goal: under 1 s)."),
+            buckets: [
+                .milliseconds(10), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+                .seconds(1), .seconds(2), .seconds(5), .seconds(30),
+            ]
+        )
+    }
+
+    /// The gauge of one worker's pending timers (users whose next Focus transition it watches).
+    func timersPending(worker: Int) -> Gauge {
+        self.registry.makeGauge(
+            descriptor: .focusgate(
+                "timers_pending", unit: "",
+                "Users whose next Focus transition (expiry, schedule boundary) a worker's partitions watch."),
+            labels: [("worker", String(worker))])
     }
 
     func deadLetter(_ code: EventDecodingError.Code) -> Counter {

@@ -79,9 +79,6 @@ extension GatewayWorker {
                 } else {
                     _ = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)
                 }
-                if let context {
-                    self.watchExpiry(of: context, userID: event.userID, nowMilliseconds: now)
-                }
             }
             self.partitions[record.partition]!.next = record.offset + 1
         }

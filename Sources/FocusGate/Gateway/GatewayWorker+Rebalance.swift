@@ -87,38 +87,44 @@ extension GatewayWorker {
         guard !changes.isEmpty else { return }
         let now = self.configuration.clock.nowMilliseconds()
         for change in changes {
+            // Also watches the user's next transition under the new context.
             self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
-            if let context = change.context {
-                self.watchExpiry(of: context, userID: change.userID, nowMilliseconds: now)
+        }
+    }
+
+    /// Fires the owned partitions' due timers: recomputes the badges of users whose Focus in
+    /// force has just changed with no message to say so (an expiry, a schedule boundary, the end
+    /// of a manual override). Each user's next transition is watched again by the recompute. At
+    /// most `timers.maxFiredPerBatch` fire per loop turn, so a mass transition (a million users
+    /// whose Sleep starts at 22:00) is spread between record batches.
+    func applyExpirations() throws(KafkaError) {
+        let now = self.configuration.clock.nowMilliseconds()
+        var budget = self.configuration.maxTimersPerBatch
+        var fired = 0
+        for partition in self.partitions.keys.sorted() where budget > 0 {
+            guard let next = self.partitions[partition]!.state.nextTransitionAt(), next <= now else { continue }
+            let due = self.partitions[partition]!.state.dueTransitions(atMilliseconds: now, limit: budget)
+            budget -= due.count
+            fired += due.count
+            // One batched store query for the users the cache does not hold.
+            let lookups = self.cache.resolve(due.map(\.userID))
+            for (userID, at) in due {
+                self.metrics.timerLateness.record(.milliseconds(max(0, now - at)))
+                guard case .available(let context)? = lookups[userID] else {
+                    // The store is down: try again in a second rather than lose the transition.
+                    self.partitions[partition]!.state.watchTransition(userID: userID, at: now + 1_000)
+                    continue
+                }
+                // Publishes the changed badges with the next commit and watches the next transition.
+                _ = self.partitions[partition]!.state.recompute(userID: userID, context: context, nowMilliseconds: now)
             }
         }
-    }
-
-    /// Recomputes the badges of owned users whose Focus has just changed with no message to say
-    /// so: an expiry, or a schedule turning a Focus on or off. Then watches their next change.
-    func applyExpirations() throws(KafkaError) {
-        guard let first = self.expirations.min else { return }
-        let now = self.configuration.clock.nowMilliseconds()
-        guard first.atMilliseconds <= now else { return }
-        while let due = self.expirations.min, due.atMilliseconds <= now {
-            self.expirations.removeMin()
-            guard self.watchedExpiry[due.userID] == due.atMilliseconds else { continue }
-            self.watchedExpiry[due.userID] = nil
-            guard case .available(let context)? = self.cache.resolve([due.userID])[due.userID] else { continue }
-            self.recompute(userID: due.userID, context: context, nowMilliseconds: now)
-            if let context { self.watchExpiry(of: context, userID: due.userID, nowMilliseconds: now) }
+        if fired > 0 { self.metrics.timersFired.increment(by: Int64(fired)) }
+        let pending = self.partitions.values.reduce(0) { $0 + $1.state.pendingTransitions }
+        if pending != self.reportedTimersPending {
+            self.metrics.timersPending(worker: self.index).set(Int64(pending))
+            self.reportedTimersPending = pending
         }
-    }
-
-    /// Schedules a badge recompute for the next moment the Focus in force may change (the
-    /// context's expiry, a schedule boundary, the end of a manual override), once per user and instant.
-    func watchExpiry(of context: CompiledFocusContext, userID: String, nowMilliseconds: Int64) {
-        // The Focus is on while now <= expiresAt, off from the next millisecond.
-        guard let changeAt = context.nextTransition(after: nowMilliseconds),
-            self.watchedExpiry[userID] != changeAt
-        else { return }
-        self.watchedExpiry[userID] = changeAt
-        self.expirations.insert(Expiration(atMilliseconds: changeAt, userID: userID))
     }
 
     private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {

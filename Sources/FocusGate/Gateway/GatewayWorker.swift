@@ -1,6 +1,5 @@
 import FocusGateCore
 import FocusGateKafka
-import HeapModule
 import Logging
 import Prometheus
 
@@ -74,9 +73,9 @@ final class GatewayWorker {
     var groupOffsetsAhead: [Int32] = []
     /// An error raised inside the rebalance hook, rethrown by the loop.
     var hookFailure: KafkaError?
-    var expirations = Heap<Expiration>()
-    var watchedExpiry: [String: Int64] = [:]
     var lagGauges: [Int32: Gauge] = [:]
+    /// The pending timers last set on this worker's gauge.
+    var reportedTimersPending = -1
     /// Where the loop's time went: waiting for records, processing batches, committing.
     var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
 
@@ -104,12 +103,6 @@ final class GatewayWorker {
         case event(NotificationEvent, user: Int)
         case invalid(EventDecodingError)
         case skipped
-    }
-
-    struct Expiration: Comparable {
-        var atMilliseconds: Int64
-        var userID: String
-        static func < (lhs: Self, rhs: Self) -> Bool { lhs.atMilliseconds < rhs.atMilliseconds }
     }
 
     init(

@@ -57,6 +57,7 @@ extension ServerConfiguration {
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
             .integer("people.repeatedWindowSeconds", \.repeatedWindowSeconds, 1...86_400),
+            .integer("timers.maxFiredPerBatch", \.maxTimersPerBatch, 1...1_000_000),
             .integer("rateLimits.perUser.max", \.rateLimitPerUser, 0...FocusContext.maxRateLimit),
             .integer(
                 "rateLimits.perUser.windowSeconds", \.rateLimitPerUserWindowSeconds,

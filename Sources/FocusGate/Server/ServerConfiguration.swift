@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable {
     /// `people.repeatedWindowSeconds`: how close a sender's two notifications are for the
     /// second to get through as a repeated sender. Default: `180`.
     public var repeatedWindowSeconds = 180
+    /// `timers.maxFiredPerBatch`: most Focus transitions (expiry, schedule boundaries) a worker
+    /// acts on per loop turn, between record batches. Default: `1000`.
+    public var maxTimersPerBatch = 1000
     /// `rateLimits.perUser.max`: delivered notifications per user in the window, for users whose
     /// context sets no `rateLimits`; `0`: no cap. Default: `0`.
     public var rateLimitPerUser = 0
@@ -109,6 +112,7 @@ public struct ServerConfiguration: Sendable {
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
         gateway.repeatedSenderWindow = .seconds(self.repeatedWindowSeconds)
+        gateway.maxTimersPerBatch = self.maxTimersPerBatch
         gateway.rateLimits = RateLimitPolicy(self.defaultRateLimits)
         gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
         let commitGroupOffsets = self.commitGroupOffsets

@@ -43,6 +43,7 @@ extension PartitionState {
     static let commitKind = UInt8(ascii: "C")
     static let sendersKind = UInt8(ascii: "S")
     static let rateWindowsKind = UInt8(ascii: "R")
+    static let transitionKind = UInt8(ascii: "T")
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -107,6 +108,18 @@ extension PartitionState {
                 key.append(Self.rateWindowsKind)
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 self.encodeRateWindows(user: user, to: &value)
+                try write(key, value)
+            case .transition(let user):
+                guard let slot = self.transitionSlots[user], slot.isDirty else { continue }
+                self.settleTransition(user: user)
+                key.append(0)
+                key.append(Self.transitionKind)
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                guard slot.at != .max else {
+                    try write(key, nil)
+                    continue
+                }
+                Self.writeVarint(UInt64(bitPattern: slot.at), to: &value)
                 try write(key, value)
             case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
                 let isName: Bool
@@ -192,6 +205,8 @@ extension PartitionState {
             try self.restoreSenders(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.rateWindowsKind:
             try self.restoreRateWindows(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+        case Self.transitionKind:
+            try self.restoreTransition(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.commitKind:
             return
         default:
@@ -327,6 +342,8 @@ extension PartitionState {
         }
         self.undo.removeAll()
         self.changes.removeAll()
+        self.rebuildTransitionQueue()
+        self.transitionsChanged = false
         self.committed = self.commitPoint
     }
 

@@ -22,12 +22,16 @@ extension PartitionState {
     ) -> (decision: Decision, admission: Admission) {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
+        let user = self.internUser(event.userID)
+        // The next change of the Focus in force is a timer of the partition, committed with it.
+        if case .available = lookup {
+            self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+        }
         // With schedules, the configuration of the Focus on now decides (its people lists too).
         if let scheduled = context, scheduled.hasSchedules {
             context = scheduled.inForce(atMilliseconds: nowMilliseconds)
         }
         // The user and the sender's list are looked up once for everything below.
-        let user = self.internUser(event.userID)
         let senderHash = event.senderID.map(Self.senderHash)
         var person: PersonList?
         if let senderID = event.senderID, let senderHash {

@@ -36,6 +36,11 @@ public struct PartitionState {
     var senderRings: [SenderRing] = []
     /// Rate-limit windows (``UserSlot/rateWindow``), each user's linked through ``RateWindow/next``.
     var rateWindows: [RateWindow] = []
+    var transitionSlots: [UInt32: TransitionSlot] = [:]
+    var transitionQueue = TransitionQueue()
+    var transitionCount = 0
+    /// A timer was set or cleared since the commit: a rollback rebuilds the queue.
+    var transitionsChanged = false
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
     var slotCount = 0
@@ -119,6 +124,11 @@ public struct PartitionState {
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
         sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none
     ) -> Admission {
+        if let user = self.userNumbers[event.userID]
+            ?? (event.kind == .notification ? self.internUser(event.userID) : nil)
+        {
+            self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+        }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {
         case .notification:
@@ -193,8 +203,9 @@ public struct PartitionState {
     public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
         -> [BadgeUpdate]
     {
-        let context = context?.inForce(atMilliseconds: nowMilliseconds)
         guard let user = self.userNumbers[userID] else { return [] }
+        self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+        let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // By app id, so that the updates come out in the same order whatever the apps' history.
         var apps: [UInt32] = []
         var app = self.users[Int(user)].firstApp
@@ -242,7 +253,7 @@ public struct PartitionState {
             let user: UInt32
             switch change {
             case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number),
-                .rateWindows(let number):
+                .rateWindows(let number), .transition(let number):
                 user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
@@ -266,11 +277,14 @@ public struct PartitionState {
                 self.senderRings[Int(self.users[Int(user)].senderRing)].isDirty = false
             case .rateWindows(let user):
                 self.rateWindows[Int(self.users[Int(user)].rateWindow)].isDirty = false
+            case .transition(let user):
+                self.settleTransition(user: user)
             }
         }
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
+        self.transitionsChanged = false
         if self.attributes.needsCollection { self.collectAttributes() }
         self.committed = self.commitPoint
     }
@@ -298,6 +312,7 @@ public struct PartitionState {
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
             case .senders(let index, let senders): self.senderRings[Int(index)] = senders
             case .rate(let index, let window): self.rateWindows[Int(index)] = window
+            case .transition(let user, let slot): self.transitionSlots[user] = slot
             }
         }
         self.senderRings.removeSubrange(self.committed.senderRings...)
@@ -324,6 +339,9 @@ public struct PartitionState {
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
+        // Timers popped since the commit are due again; those pushed since are gone.
+        if self.transitionsChanged { self.rebuildTransitionQueue() }
+        self.transitionsChanged = false
     }
 
     private mutating func clearPendingBadgeUpdates() {

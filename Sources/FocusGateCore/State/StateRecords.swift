@@ -123,6 +123,15 @@ struct UserSlot {
     var rateWindow: UInt32 = StateIndex.none
 }
 
+/// When a user's Focus in force changes next (Unix ms), watched by the partition's timers: kept
+/// only for users who have one, beside the user slots.
+struct TransitionSlot {
+    /// `Int64.max`: cleared since the commit (written as a tombstone, then dropped).
+    var at: Int64
+    /// Changed since the commit and listed in the changes once.
+    var isDirty: Bool
+}
+
 /// The senders a user heard from last, for repeated-sender breakthrough: up to
 /// ``capacity``, each with the record timestamp of its latest notification (72 bytes). The
 /// oldest gives way to a new sender, so the state per user stays bounded.
@@ -254,6 +263,7 @@ enum StateUndo {
     case appID(UInt32, String)
     case senders(UInt32, SenderRing)
     case rate(UInt32, RateWindow)
+    case transition(UInt32, TransitionSlot?)
 }
 
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
@@ -264,4 +274,5 @@ enum StateChange: Hashable {
     case appCounts(user: UInt32, ordinal: UInt32)
     case senders(user: UInt32)
     case rateWindows(user: UInt32)
+    case transition(user: UInt32)
 }
