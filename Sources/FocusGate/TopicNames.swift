@@ -16,6 +16,9 @@ public struct TopicNames: Sendable, Hashable {
     public var deadLetters = "notifications.dlq"
     /// Internal state changelog, compacted (`topics.state`). Default: `"focusgate.state"`.
     public var state = "focusgate.state"
+    /// Users' Focus status out, compacted (`topics.status`): focused or not, never the Focus's
+    /// name. Default: `"focus.status"`.
+    public var status = "focus.status"
 
     /// The contract's default names.
     public init() {}
@@ -26,7 +29,7 @@ public struct TopicNames: Sendable, Hashable {
     /// goes to the same partition index as the user's notifications.
     public func specifications(partitions: Int, replicationFactor: Int = -1) -> [KafkaTopicSpecification] {
         let plain = [self.notifications, self.invalidations, self.delivered, self.silenced, self.deadLetters]
-        let compacted = [self.badges, self.state]
+        let compacted = [self.badges, self.state, self.status]
         return plain.map {
             KafkaTopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)
         }

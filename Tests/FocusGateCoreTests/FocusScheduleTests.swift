@@ -384,3 +384,63 @@ extension FocusScheduleTests {
         #expect(state.pendingTransitions == 1 && state.nextTransitionAt() == 50)
     }
 }
+
+// MARK: - Focus status
+
+extension FocusScheduleTests {
+    @Test("the status changes once at each transition, says until when, is committed and restored, never repeated")
+    func status() throws {
+        var compiler = FocusContextCompiler()
+        var document = Self.workAndSleep()
+        document.foci["Work"]?.sharesStatus = false
+        let context = try compiler.compile(document)
+        var state = PartitionState()
+        func decide(_ id: String, _ instant: Int64) {
+            _ = state.decide(
+                NotificationEvent(kind: .notification, id: id, userID: "u", appID: "news"),
+                lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
+                nowMilliseconds: instant, sentAtMilliseconds: instant)
+        }
+        decide("n1", Self.at("2026-11-24T19:00:00Z"))
+        #expect(state.pendingStatusUpdates.isEmpty, "no Focus, never focused: nothing to say")
+        // Work does not share its status: still not focused.
+        decide("n2", Self.at("2026-11-24T10:00:00Z"))
+        #expect(state.pendingStatusUpdates.isEmpty)
+        // Sleep is on: focused until 07:00 Paris time.
+        decide("n3", Self.at("2026-11-24T21:30:00Z"))
+        decide("n4", Self.at("2026-11-24T22:00:00Z"))
+        #expect(
+            state.pendingStatusUpdates.map(\.status)
+                == [FocusStatus(focused: true, until: Self.at("2026-11-25T06:00:00Z"), contextVersion: 7)])
+        var log = Self.changelog(&state)
+        #expect(log.contains { $0.0 == [0, UInt8(ascii: "F")] + Array("u".utf8) })
+
+        // Restored: the same status is not said again; the end of Sleep is, with sequence 2.
+        var restored = try Self.restored(log)
+        _ = restored.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-24T23:00:00Z"))
+        #expect(restored.pendingStatusUpdates.isEmpty)
+        _ = restored.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-25T06:00:00Z"))
+        #expect(restored.pendingStatusUpdates.map(\.status.focused) == [false])
+        #expect(restored.pendingStatusUpdates.map(\.sequence) == [2])
+        // An abort forgets it; the next try says it again.
+        restored.rollback()
+        #expect(restored.pendingStatusUpdates.isEmpty)
+        _ = restored.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-25T06:00:00Z"))
+        #expect(restored.pendingStatusUpdates.map(\.sequence) == [2])
+        log += Self.changelog(&restored)
+        #expect(try Self.restored(log).publishedStatus(userID: "u")?.focused == false)
+    }
+
+    @Test("a status record is JSON without the Focus's name")
+    func statusRecord() {
+        var bytes: [UInt8] = []
+        FocusStatusUpdate(
+            userID: "u-1", status: FocusStatus(focused: true, until: 1_800_000_000_000, contextVersion: 3), sequence: 4,
+            updatedAtMilliseconds: 1_799_999_999_000
+        ).writeJSON(into: &bytes)
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"userId":"u-1","focused":true,"until":"2027-01-15T08:00:00.000Z","contextVersion":3,"sequence":4,"updatedAt":"2027-01-15T07:59:59.000Z"}"#
+        )
+    }
+}

@@ -243,6 +243,34 @@ struct AdminAPITests {
         await fixture.shutdown()
     }
 
+    @Test("status: focused or not by the stored context, until when, never the Focus's name")
+    func status() async throws {
+        let fixture = try await AdminFixture()
+        try await LiveServer.run(fixture.router()) { client in
+            try await client.execute(uri: "/v1/users/u-42/status", method: .get) { response in
+                #expect(response.status == .ok)
+                let body = json(response.body)
+                #expect(body["focused"] as? Bool == false && body["contextVersion"] is NSNull)
+            }
+            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
+            { #expect($0.status == .ok) }
+            try await client.execute(uri: "/v1/users/u-42/status", method: .get) { response in
+                let body = json(response.body)
+                #expect(body["userId"] as? String == "u-42" && body["focused"] as? Bool == true)
+                #expect(body["contextVersion"] as? Int == 17 && body["focus"] == nil)
+                #expect(body.keys.contains("until"))
+            }
+            let quiet = #"{"userId":"u-7","version":1,"focus":"Work","sharesStatus":false}"#
+            try await client.execute(uri: "/v1/users/u-7/context", method: .put, body: ByteBuffer(string: quiet)) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/v1/users/u-7/status", method: .get) { response in
+                #expect(json(response.body)["focused"] as? Bool == false, "a Focus that does not share its status")
+            }
+        }
+        await fixture.shutdown()
+    }
+
     @Test("explain with a given context, with the stored one, and refusals")
     func explain() async throws {
         let fixture = try await AdminFixture()

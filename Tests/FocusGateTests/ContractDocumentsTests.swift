@@ -65,6 +65,28 @@ struct ContractDocumentsTests {
                     updatedAtMilliseconds: 0
                 ).jsonBytes
             ),
+            (
+                "focus-status",
+                {
+                    var bytes: [UInt8] = []
+                    FocusStatusUpdate(
+                        userID: "u-11", status: FocusStatus(focused: true, until: 1_795_284_000_000, contextVersion: 5),
+                        sequence: 1, updatedAtMilliseconds: 1_795_283_000_123
+                    ).writeJSON(into: &bytes)
+                    return bytes
+                }()
+            ),
+            (
+                "focus-status",
+                {
+                    var bytes: [UInt8] = []
+                    FocusStatusUpdate(
+                        userID: "u", status: FocusStatus(focused: false, until: nil, contextVersion: nil), sequence: 2,
+                        updatedAtMilliseconds: 0
+                    ).writeJSON(into: &bytes)
+                    return bytes
+                }()
+            ),
         ]
         // Checked with Python's jsonschema (installed with schemathesis by `make test`).
         let script = """
@@ -91,7 +113,7 @@ struct ContractDocumentsTests {
             "python3", ["-c", script, Self.docs.appendingPathComponent("schemas").path], input: input)
         let printed = result.output + result.error
         #expect(result.status == 0, "\(printed)")
-        #expect(printed.contains("validated 4"), "\(printed)")
+        #expect(printed.contains("validated 5"), "\(printed)")
     }
 
     @Test("AsyncAPI: every topic of the code is a channel, every reason and DLQ code is in the headers, payloads exist")
@@ -105,7 +127,7 @@ struct ContractDocumentsTests {
             addresses
                 == [
                     topics.notifications, topics.invalidations, topics.delivered, topics.silenced, topics.badges,
-                    topics.deadLetters, topics.state,
+                    topics.deadLetters, topics.state, topics.status,
                 ])
         let components = try #require(document["components"] as? [String: Any])
         let schemas = try #require(components["schemas"] as? [String: [String: Any]])

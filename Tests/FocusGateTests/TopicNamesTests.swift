@@ -5,7 +5,7 @@ import Testing
 @Suite("Topic names")
 struct TopicNamesTests {
     @Test(
-        "the contract's default names; badges and the state changelog are compacted; every topic has the same partition count"
+        "the contract's default names; badges, the state changelog and status are compacted; every topic has the same partition count"
     )
     func specifications() {
         let names = TopicNames()
@@ -13,9 +13,10 @@ struct TopicNamesTests {
         #expect(
             specifications.map(\.name) == [
                 "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
-                "notifications.dlq", "notifications.badges", "focusgate.state",
+                "notifications.dlq", "notifications.badges", "focusgate.state", "focus.status",
             ])
-        #expect(specifications.filter(\.isCompacted).map(\.name) == ["notifications.badges", "focusgate.state"])
+        #expect(
+            specifications.filter(\.isCompacted).map(\.name) == ["notifications.badges", "focusgate.state", "focus.status"])
         #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
     }
 }

@@ -401,6 +401,21 @@ extension EmbeddedBrokerTests {
             clock.advance(by: .seconds(3_600))
             let awake = try await badge { $0["badge"] as? Int == 1 && $0["focus"] is NSNull }
             #expect((awake["sequence"] as? Int ?? 0) > (asleep["sequence"] as? Int ?? 0))
+            // focus.status said focused (until the window's end), then not, once each; never the name.
+            let statuses = try await Wait.for(
+                "two status records", timeout: .seconds(20),
+                {
+                    try bench.readAll(bench.topics.status).filter { $0.keyString == "u-sched" }.compactMap {
+                        try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+                    }
+                }
+            ) { $0.count >= 2 }
+            #expect(statuses.map { $0["focused"] as? Bool } == [true, false], "\(statuses)")
+            #expect(
+                statuses.first?["until"] as? String
+                    == Timestamp.rfc3339(milliseconds: paris.instant(ofLocal: start + 3_600_000)))
+            #expect(statuses.map { $0["sequence"] as? Int } == [1, 2])
+            #expect(statuses.allSatisfy { $0["focus"] == nil && $0["contextVersion"] as? Int == 1 })
             try await instance.stop()
             await bench.shutdown()
         }
@@ -448,6 +463,8 @@ extension EmbeddedBrokerTests {
             #expect(records.last?["focus"] as? String == "Sleep")
             #expect(records.filter { $0["badge"] as? Int == 0 }.count == 1, "fired once")
             #expect(second.metric("focusgate_timers_fired_total") == 1)
+            let statuses = try bench.readAll(bench.topics.status).filter { $0.keyString == "u-timer" }
+            #expect(statuses.count == 1, "focused, said once")
             try await second.stop()
             await bench.shutdown()
         }

@@ -88,6 +88,7 @@ public struct AdminAPI: Sendable {
         v1.put("users/:userId/context") { request, context in try await self.putContext(request, context) }
         v1.delete("users/:userId/context") { _, context in try await self.deleteContext(context) }
         v1.get("users/:userId/badges") { _, context in try await self.getBadges(context) }
+        v1.get("users/:userId/status") { _, context in try await self.getStatus(context) }
         v1.post("explain") { request, context in try await self.explain(request, context) }
         return router
     }
@@ -103,6 +104,26 @@ public struct AdminAPI: Sendable {
             throw AdminError(.notFound, "not-found", "the user has no Focus context")
         }
         return Self.json(data: stored.encoded())
+    }
+
+    /// Whether the user is focused now, and until when, as the stored context says (what
+    /// `focus.status` publishes when it changes).
+    private func getStatus(_ context: BasicRequestContext) async throws -> Response {
+        let userID = try context.parameters.require("userId")
+        let stored = try await self.storeCall({ try await self.store.context(for: userID) })
+        var status = FocusStatus(focused: false, until: nil, contextVersion: nil)
+        if let stored {
+            var compiler = FocusContextCompiler()
+            do {
+                status = try compiler.compile(stored).status(at: SystemWallClock().nowMilliseconds())
+            } catch {
+                throw Self.contextError(error)
+            }
+        }
+        return Self.json(
+            UserStatus(
+                userId: userID, focused: status.focused, until: status.until.map(Timestamp.rfc3339(milliseconds:)),
+                contextVersion: status.contextVersion))
     }
 
     private func putContext(_ request: Request, _ context: BasicRequestContext) async throws -> Response {

@@ -52,3 +52,22 @@ struct ErrorAnswer: Encodable {
     /// The stored version (`stale-version`).
     var currentVersion: Int64?
 }
+
+/// `GET /v1/users/{userId}/status`: whether the user is focused now, by the stored context;
+/// never the Focus's name.
+struct UserStatus: Encodable {
+    var userId: String
+    var focused: Bool
+    var until: String?
+    var contextVersion: Int64?
+
+    private enum CodingKeys: String, CodingKey { case userId, focused, until, contextVersion }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(self.userId, forKey: .userId)
+        try container.encode(self.focused, forKey: .focused)
+        try container.encode(self.until, forKey: .until)
+        try container.encode(self.contextVersion, forKey: .contextVersion)
+    }
+}

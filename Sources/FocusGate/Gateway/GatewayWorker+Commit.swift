@@ -33,6 +33,12 @@ extension GatewayWorker {
                 try self.publish(update)
                 badgeUpdates += 1
             }
+            // Status changes: the latest of each user since the last commit.
+            for update in self.partitions[partition]!.state.pendingStatusUpdates {
+                update.writeJSON(into: &self.badgeValue)
+                try self.producer.produce(
+                    topic: self.statusTopic, key: Array(update.userID.utf8), value: self.badgeValue)
+            }
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
             for userID in self.partitions[partition]!.state.changedUsers {
                 published.append((userID, self.partitions[partition]!.state.badges(userID: userID)))

@@ -84,6 +84,7 @@ final class GatewayWorker {
     var silenced: KafkaTopic!
     var deadLetters: KafkaTopic!
     var badgeTopic: KafkaTopic!
+    var statusTopic: KafkaTopic!
     var stateTopic: KafkaTopic!
     /// Headers, badge keys and badge values of the record being produced, rebuilt in place.
     var headerBuffer = KafkaHeaderBuffer()
@@ -204,6 +205,7 @@ final class GatewayWorker {
         self.silenced = try self.producer.topic(self.configuration.topics.silenced)
         self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
         self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
+        self.statusTopic = try self.producer.topic(self.configuration.topics.status)
         self.stateTopic = try self.producer.topic(self.configuration.topics.state)
         self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
         var consumerConfiguration = self.configuration.consumerConfiguration()

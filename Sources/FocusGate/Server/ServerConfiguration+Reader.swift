@@ -25,6 +25,7 @@ extension ServerConfiguration {
             .text("topics.delivered", \.topics.delivered, nonEmpty: true),
             .text("topics.silenced", \.topics.silenced, nonEmpty: true),
             .text("topics.badges", \.topics.badges, nonEmpty: true),
+            .text("topics.status", \.topics.status, nonEmpty: true),
             .text("topics.dlq", \.topics.deadLetters, nonEmpty: true),
             .text("topics.state", \.topics.state, nonEmpty: true),
             Setting(

@@ -39,6 +39,11 @@ struct JSONWriter {
         Self.appendDecimal(value, to: &self.bytes)
     }
 
+    mutating func member(_ name: StaticString, bool value: Bool) {
+        self.name(name)
+        self.bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
     /// An RFC 3339 UTC timestamp with milliseconds, written without building a `String`.
     mutating func member(_ name: StaticString, timestampMilliseconds value: Int64) {
         self.name(name)

@@ -14,6 +14,8 @@ public struct CompiledFocusContext: Sendable {
     public let hideBadges: Bool
     /// Apps the context does not list are silenced.
     public let silencesOtherApps: Bool
+    /// `focus.status` says the user is focused while this Focus is on.
+    public let sharesStatus: Bool
     let apps: ContiguousArray<App>
     /// The people lists, hashed once per context; `nil` when the Focus names nobody.
     let people: People?
@@ -96,6 +98,26 @@ public struct CompiledFocusContext: Sendable {
             return nil
         }
         return self.expiresAtMilliseconds + 1
+    }
+
+    /// What `focus.status` says of the user at `instant`: focused while a Focus that shares its
+    /// status is on, and until when, as far as the next transitions tell (up to 16 ahead).
+    public func status(at instant: Int64) -> FocusStatus {
+        func focused(_ context: CompiledFocusContext, _ at: Int64) -> Bool {
+            context.sharesStatus && context.isFocusOn(atMilliseconds: at)
+        }
+        guard focused(self.inForce(atMilliseconds: instant), instant) else {
+            return FocusStatus(focused: false, until: nil, contextVersion: self.version)
+        }
+        var at = instant
+        for _ in 0..<16 {
+            guard let next = self.nextTransition(after: at) else { break }
+            if !focused(self.inForce(atMilliseconds: next), next) {
+                return FocusStatus(focused: true, until: next, contextVersion: self.version)
+            }
+            at = next
+        }
+        return FocusStatus(focused: true, until: nil, contextVersion: self.version)
     }
 
     /// Which Focus is on at `instant`, why, since and until when.
@@ -218,6 +240,7 @@ public struct FocusContextCompiler {
             allowTimeSensitive: configuration.allowTimeSensitive,
             hideBadges: configuration.hideBadges,
             silencesOtherApps: configuration.otherApps == .silence,
+            sharesStatus: configuration.sharesStatus,
             apps: apps,
             people: configuration.people.flatMap { people in
                 people.allowed.isEmpty && people.silenced.isEmpty && !people.allowRepeated

@@ -21,11 +21,14 @@ extension FocusContext {
         public var people: People?
         /// Caps on delivered notifications; `nil`: the configured default.
         public var rateLimits: RateLimits?
+        /// Whether `focus.status` tells senders the user is focused while this Focus is on. Default: `true`.
+        public var sharesStatus: Bool
 
         /// Creates a configuration.
         public init(
             allowTimeSensitive: Bool = true, hideBadges: Bool = false, otherApps: OtherApps = .deliver,
-            apps: [String: AppFilter] = [:], people: People? = nil, rateLimits: RateLimits? = nil
+            apps: [String: AppFilter] = [:], people: People? = nil, rateLimits: RateLimits? = nil,
+            sharesStatus: Bool = true
         ) {
             self.allowTimeSensitive = allowTimeSensitive
             self.hideBadges = hideBadges
@@ -33,10 +36,11 @@ extension FocusContext {
             self.apps = apps
             self.people = people
             self.rateLimits = rateLimits
+            self.sharesStatus = sharesStatus
         }
 
         private enum CodingKeys: String, CodingKey {
-            case allowTimeSensitive, hideBadges, otherApps, apps, people, rateLimits
+            case allowTimeSensitive, hideBadges, otherApps, apps, people, rateLimits, sharesStatus
         }
 
         public init(from decoder: any Decoder) throws {
@@ -47,6 +51,7 @@ extension FocusContext {
             self.apps = try container.decodeIfPresent([String: AppFilter].self, forKey: .apps) ?? [:]
             self.people = try container.decodeIfPresent(People.self, forKey: .people)
             self.rateLimits = try container.decodeIfPresent(RateLimits.self, forKey: .rateLimits)
+            self.sharesStatus = try container.decodeIfPresent(Bool.self, forKey: .sharesStatus) ?? true
         }
     }
 
@@ -124,7 +129,7 @@ extension FocusContext {
         self.foci[name]
             ?? FocusConfiguration(
                 allowTimeSensitive: self.allowTimeSensitive, hideBadges: self.hideBadges, otherApps: self.otherApps,
-                apps: self.apps, people: self.people, rateLimits: self.rateLimits)
+                apps: self.apps, people: self.people, rateLimits: self.rateLimits, sharesStatus: self.sharesStatus)
     }
 
     /// Checks ``timeZone``, ``foci``, ``schedules`` and ``focusSetAt`` (called by ``validate()``).

@@ -36,6 +36,9 @@ public struct FocusContext: Sendable, Hashable, Codable {
     public var foci: [String: FocusConfiguration]
     /// When Foci in ``foci`` turn themselves on and off.
     public var schedules: [Schedule]
+    /// Whether `focus.status` tells senders the user is focused while the manual ``focus`` is
+    /// on. Default: `true`.
+    public var sharesStatus: Bool
 
     /// Creates a context.
     public init(
@@ -52,7 +55,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
         timeZone: String? = nil,
         focusSetAt: Date? = nil,
         foci: [String: FocusConfiguration] = [:],
-        schedules: [Schedule] = []
+        schedules: [Schedule] = [],
+        sharesStatus: Bool = true
     ) {
         self.userID = userID
         self.version = version
@@ -68,6 +72,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.focusSetAt = focusSetAt
         self.foci = foci
         self.schedules = schedules
+        self.sharesStatus = sharesStatus
     }
 
     /// What a Focus does to an app it does not list.
@@ -133,7 +138,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people,
-            rateLimits, timeZone, focusSetAt, foci, schedules
+            rateLimits, timeZone, focusSetAt, foci, schedules, sharesStatus
     }
 
     public init(from decoder: any Decoder) throws {
@@ -152,6 +157,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.focusSetAt = try container.decodeIfPresent(Date.self, forKey: .focusSetAt)
         self.foci = try container.decodeIfPresent([String: FocusConfiguration].self, forKey: .foci) ?? [:]
         self.schedules = try container.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
+        self.sharesStatus = try container.decodeIfPresent(Bool.self, forKey: .sharesStatus) ?? true
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -171,5 +177,6 @@ public struct FocusContext: Sendable, Hashable, Codable {
         try container.encodeIfPresent(self.focusSetAt, forKey: .focusSetAt)
         if !self.foci.isEmpty { try container.encode(self.foci, forKey: .foci) }
         if !self.schedules.isEmpty { try container.encode(self.schedules, forKey: .schedules) }
+        if !self.sharesStatus { try container.encode(false, forKey: .sharesStatus) }
     }
 }

@@ -44,6 +44,7 @@ extension PartitionState {
     static let sendersKind = UInt8(ascii: "S")
     static let rateWindowsKind = UInt8(ascii: "R")
     static let transitionKind = UInt8(ascii: "T")
+    static let statusKind = UInt8(ascii: "F")
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -108,6 +109,14 @@ extension PartitionState {
                 key.append(Self.rateWindowsKind)
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 self.encodeRateWindows(user: user, to: &value)
+                try write(key, value)
+            case .status(let user):
+                guard let slot = self.statusSlots[user], slot.isDirty else { continue }
+                self.statusSlots[user]?.isDirty = false
+                key.append(0)
+                key.append(Self.statusKind)
+                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.encodeStatus(slot, to: &value)
                 try write(key, value)
             case .transition(let user):
                 guard let slot = self.transitionSlots[user], slot.isDirty else { continue }
@@ -205,6 +214,8 @@ extension PartitionState {
             try self.restoreSenders(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.rateWindowsKind:
             try self.restoreRateWindows(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+        case Self.statusKind:
+            try self.restoreStatus(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.transitionKind:
             try self.restoreTransition(userID: String(decoding: key[2...], as: UTF8.self), value: value)
         case Self.commitKind:

@@ -23,9 +23,10 @@ extension PartitionState {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
         let user = self.internUser(event.userID)
-        // The next change of the Focus in force is a timer of the partition, committed with it.
+        // The next change of the Focus in force is a timer of the partition, and the user's
+        // status is noted when it changed: both committed with the partition.
         if case .available = lookup {
-            self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+            self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
         }
         // With schedules, the configuration of the Focus on now decides (its people lists too).
         if let scheduled = context, scheduled.hasSchedules {

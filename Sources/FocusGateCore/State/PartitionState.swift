@@ -37,6 +37,9 @@ public struct PartitionState {
     /// Rate-limit windows (``UserSlot/rateWindow``), each user's linked through ``RateWindow/next``.
     var rateWindows: [RateWindow] = []
     var transitionSlots: [UInt32: TransitionSlot] = [:]
+    var statusSlots: [UInt32: StatusSlot] = [:]
+    var statusUpdates: [FocusStatusUpdate] = []
+    var statusUpdateIndex: [UInt32: Int] = [:]
     var transitionQueue = TransitionQueue()
     var transitionCount = 0
     /// A timer was set or cleared since the commit: a rollback rebuilds the queue.
@@ -127,7 +130,7 @@ public struct PartitionState {
         if let user = self.userNumbers[event.userID]
             ?? (event.kind == .notification ? self.internUser(event.userID) : nil)
         {
-            self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+            self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
         }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {
@@ -204,7 +207,7 @@ public struct PartitionState {
         -> [BadgeUpdate]
     {
         guard let user = self.userNumbers[userID] else { return [] }
-        self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+        self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // By app id, so that the updates come out in the same order whatever the apps' history.
         var apps: [UInt32] = []
@@ -253,7 +256,7 @@ public struct PartitionState {
             let user: UInt32
             switch change {
             case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number),
-                .rateWindows(let number), .transition(let number):
+                .rateWindows(let number), .transition(let number), .status(let number):
                 user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
@@ -279,6 +282,8 @@ public struct PartitionState {
                 self.rateWindows[Int(self.users[Int(user)].rateWindow)].isDirty = false
             case .transition(let user):
                 self.settleTransition(user: user)
+            case .status(let user):
+                self.statusSlots[user]?.isDirty = false
             }
         }
         self.changes.removeAll(keepingCapacity: true)
@@ -313,6 +318,7 @@ public struct PartitionState {
             case .senders(let index, let senders): self.senderRings[Int(index)] = senders
             case .rate(let index, let window): self.rateWindows[Int(index)] = window
             case .transition(let user, let slot): self.transitionSlots[user] = slot
+            case .status(let user, let slot): self.statusSlots[user] = slot
             }
         }
         self.senderRings.removeSubrange(self.committed.senderRings...)
@@ -323,6 +329,7 @@ public struct PartitionState {
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)
         for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
+        for user in self.committed.users..<self.users.count { self.statusSlots[UInt32(user)] = nil }
         self.users.removeSubrange(self.committed.users...)
         self.userIDByNumber.removeSubrange(self.committed.users...)
         for record in self.undo {
@@ -345,6 +352,7 @@ public struct PartitionState {
     }
 
     private mutating func clearPendingBadgeUpdates() {
+        self.clearPendingStatusUpdates()
         for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
         self.pendingSlots.removeAll(keepingCapacity: true)
         self.pendingBadgeUpdates.removeAll(keepingCapacity: true)

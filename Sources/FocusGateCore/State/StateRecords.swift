@@ -264,6 +264,7 @@ enum StateUndo {
     case senders(UInt32, SenderRing)
     case rate(UInt32, RateWindow)
     case transition(UInt32, TransitionSlot?)
+    case status(UInt32, StatusSlot?)
 }
 
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
@@ -275,4 +276,5 @@ enum StateChange: Hashable {
     case senders(user: UInt32)
     case rateWindows(user: UInt32)
     case transition(user: UInt32)
+    case status(user: UInt32)
 }
