@@ -403,11 +403,13 @@ extension FocusScheduleTests {
         }
         decide("n1", Self.at("2026-11-24T19:00:00Z"))
         #expect(state.pendingStatusUpdates.isEmpty, "no Focus, never focused: nothing to say")
+        // Within a version, the status changes when the timer fires (the worker then recomputes).
+        #expect(state.nextTransitionAt() == Self.at("2026-11-24T21:00:00Z"))
         // Work does not share its status: still not focused.
-        decide("n2", Self.at("2026-11-24T10:00:00Z"))
+        _ = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-12-01T10:00:00Z"))
         #expect(state.pendingStatusUpdates.isEmpty)
-        // Sleep is on: focused until 07:00 Paris time.
-        decide("n3", Self.at("2026-11-24T21:30:00Z"))
+        // Sleep is on: focused until 07:00 Paris time; a decision under the same version says nothing new.
+        _ = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-24T21:30:00Z"))
         decide("n4", Self.at("2026-11-24T22:00:00Z"))
         #expect(
             state.pendingStatusUpdates.map(\.status)

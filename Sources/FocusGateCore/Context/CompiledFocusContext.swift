@@ -1,7 +1,7 @@
 /// The form of a ``FocusContext`` that decisions read: predicates compiled, expiry in
 /// milliseconds, apps in a small array. Kept per cached user, so it is small; predicates and app
 /// ids are shared between users through ``FocusContextCompiler``.
-public struct CompiledFocusContext: Sendable {
+public final class CompiledFocusContext: Sendable {
     /// The context's version.
     public let version: Int64
     /// The Focus that is on, or `nil`.
@@ -27,6 +27,27 @@ public struct CompiledFocusContext: Sendable {
     /// Which of its context's Focus configurations this is (`0`: the context's own fields), so
     /// that a badge counted under one Focus is recounted under another of the same version.
     let focusOrdinal: UInt8
+
+    // A class of constants: the record loop passes a context around by one reference (a struct
+    // of this many fields was copied, with a retain per field, at each hand-over).
+    init(
+        version: Int64, focus: String?, expiresAtMilliseconds: Int64, allowTimeSensitive: Bool, hideBadges: Bool,
+        silencesOtherApps: Bool, sharesStatus: Bool, apps: ContiguousArray<App>, people: People?,
+        rateLimits: RateLimitPolicy?, scheduled: ScheduledFoci?, focusOrdinal: UInt8
+    ) {
+        self.version = version
+        self.focus = focus
+        self.expiresAtMilliseconds = expiresAtMilliseconds
+        self.allowTimeSensitive = allowTimeSensitive
+        self.hideBadges = hideBadges
+        self.silencesOtherApps = silencesOtherApps
+        self.sharesStatus = sharesStatus
+        self.apps = apps
+        self.people = people
+        self.rateLimits = rateLimits
+        self.scheduled = scheduled
+        self.focusOrdinal = focusOrdinal
+    }
 
     /// The people lists as one hash table by the sender id's 64-bit hash (which the record loop
     /// computes once for the state anyway): one lookup of an integer key, whether the lists name

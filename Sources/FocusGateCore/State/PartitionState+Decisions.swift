@@ -24,9 +24,10 @@ extension PartitionState {
         if case .available(let found) = lookup { context = found }
         let user = self.internUser(event.userID)
         // The next change of the Focus in force is a timer of the partition, and the user's
-        // status is noted when it changed: both committed with the partition.
+        // status is noted when it changed: both committed with the partition, worked out again
+        // only under a new context version (within one, the timer brings the changes).
         if case .available = lookup {
-            self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+            self.followFocusIfChanged(user: user, context: context, nowMilliseconds: nowMilliseconds)
         }
         // With schedules, the configuration of the Focus on now decides (its people lists too).
         if let scheduled = context, scheduled.hasSchedules {

@@ -21,7 +21,21 @@ extension PartitionState {
     mutating func followFocus(user: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
         self.noteStatus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+        let version = context?.version ?? Self.noContextVersion
+        if self.users[Int(user)].followedVersion != version {
+            self.modifyUser(user) { $0.followedVersion = version }
+        }
     }
+
+    /// ``followFocus(user:context:nowMilliseconds:)`` for a decision: only when the context's
+    /// version differs from the one last followed (the record loop's common case is none).
+    mutating func followFocusIfChanged(user: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
+        guard self.users[Int(user)].followedVersion != (context?.version ?? Self.noContextVersion) else { return }
+        self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+    }
+
+    /// ``UserSlot/followedVersion`` of a user without a context.
+    static let noContextVersion = Int64.min + 1
 
     /// Records the user's status under `context` at `nowMilliseconds` when it differs from what
     /// was last published (focused, or until when), and queues the update.

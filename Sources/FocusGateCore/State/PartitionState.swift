@@ -130,7 +130,7 @@ public struct PartitionState {
         if let user = self.userNumbers[event.userID]
             ?? (event.kind == .notification ? self.internUser(event.userID) : nil)
         {
-            self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+            self.followFocusIfChanged(user: user, context: context, nowMilliseconds: nowMilliseconds)
         }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {

@@ -121,6 +121,11 @@ struct UserSlot {
     var senderRing: UInt32 = StateIndex.none
     /// The user's first ``RateWindow``, once a rate limit counted a delivery; ``StateIndex/none`` before.
     var rateWindow: UInt32 = StateIndex.none
+    /// The context version the user's timer and status were last worked out for
+    /// (``PartitionState/noContextVersion``: none; `Int64.min`: not yet): a decision under the
+    /// same version has nothing to update, since within a version they change only when the
+    /// timer fires. Not in the changelog: after a restore the first decision works them out again.
+    var followedVersion = Int64.min
 }
 
 /// When a user's Focus in force changes next (Unix ms), watched by the partition's timers: kept
