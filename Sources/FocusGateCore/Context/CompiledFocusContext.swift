@@ -20,9 +20,7 @@ public final class CompiledFocusContext: Sendable {
     /// The people lists, hashed once per context; `nil` when the Focus names nobody.
     let people: People?
     /// The context's rate limits; `nil`: the configured default applies.
-    public var rateLimits: RateLimitPolicy? { self.rateLimitBox?.policy }
-    /// Boxed: most contexts set none, and a policy inline is 56 bytes in every cached context.
-    private let rateLimitBox: RateLimitBox?
+    public let rateLimits: RateLimitPolicy?
     /// The Foci its schedules turn on, and when; `nil` without schedules (the fields above are
     /// then the whole story).
     let scheduled: ScheduledFoci?
@@ -46,7 +44,7 @@ public final class CompiledFocusContext: Sendable {
         self.sharesStatus = sharesStatus
         self.apps = apps
         self.people = people
-        self.rateLimitBox = rateLimits.map(RateLimitBox.init)
+        self.rateLimits = rateLimits
         self.scheduled = scheduled
         self.focusOrdinal = focusOrdinal
     }
@@ -291,14 +289,5 @@ public struct FocusContextCompiler {
         if let existing = table[value] { return existing }
         table[value] = value
         return value
-    }
-}
-
-/// A context's own rate limits, held by reference.
-final class RateLimitBox: Sendable {
-    let policy: RateLimitPolicy
-
-    init(_ policy: RateLimitPolicy) {
-        self.policy = policy
     }
 }
