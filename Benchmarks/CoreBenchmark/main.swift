@@ -57,6 +57,14 @@ if CommandLine.arguments.dropFirst().first == "state" {
     exit(0)
 }
 
+// `CoreBenchmark timers`: timer memory per user and a mass Focus transition.
+if CommandLine.arguments.dropFirst().first == "timers" {
+    timerBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+    exit(0)
+}
+
 // `CoreBenchmark limits`: only deciding with the state, people lists and rate limits.
 if CommandLine.arguments.dropFirst().first == "limits" {
     peopleAndLimitsBenchmark()
