@@ -51,19 +51,15 @@ public struct BadgeUpdate: Sendable, Hashable {
 
     /// Writes ``jsonBytes`` into `bytes` (replacing what it held, keeping its capacity).
     public func writeJSON(into bytes: inout [UInt8]) {
-        var storage: [UInt8] = []
-        swap(&storage, &bytes)
-        var json = JSONWriter(storage: consume storage)
-        json.beginObject()
-        json.member("userId", string: self.userID)
-        json.member("appId", string: self.appID)
-        json.member("badge", integer: Int64(self.badge))
-        json.member("unread", integer: Int64(self.unread))
-        json.member("focus", string: self.focus)
-        json.member("contextVersion", integer: self.contextVersion)
-        json.member("sequence", integer: Int64(clamping: self.sequence))
-        json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
-        json.endObject()
-        bytes = json.finish()
+        JSONWriter.writeObject(into: &bytes) { json in
+            json.member("userId", string: self.userID)
+            json.member("appId", string: self.appID)
+            json.member("badge", integer: Int64(self.badge))
+            json.member("unread", integer: Int64(self.unread))
+            json.member("focus", string: self.focus)
+            json.member("contextVersion", integer: self.contextVersion)
+            json.member("sequence", integer: Int64(clamping: self.sequence))
+            json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
+        }
     }
 }

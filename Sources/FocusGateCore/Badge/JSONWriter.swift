@@ -18,6 +18,17 @@ struct JSONWriter {
         self.bytes
     }
 
+    /// Writes one JSON object into `bytes` (replacing what it held, reusing its capacity).
+    static func writeObject(into bytes: inout [UInt8], _ members: (inout JSONWriter) -> Void) {
+        var storage: [UInt8] = []
+        swap(&storage, &bytes)
+        var json = JSONWriter(storage: consume storage)
+        json.beginObject()
+        members(&json)
+        json.endObject()
+        bytes = json.finish()
+    }
+
     mutating func beginObject() {
         self.bytes.append(UInt8(ascii: "{"))
         self.needsComma = false

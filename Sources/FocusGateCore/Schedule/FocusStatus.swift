@@ -36,21 +36,17 @@ public struct FocusStatusUpdate: Sendable, Hashable {
 
     /// The record's value: `{"userId","focused","until","contextVersion","sequence","updatedAt"}`.
     public func writeJSON(into bytes: inout [UInt8]) {
-        var storage: [UInt8] = []
-        swap(&storage, &bytes)
-        var json = JSONWriter(storage: consume storage)
-        json.beginObject()
-        json.member("userId", string: self.userID)
-        json.member("focused", bool: self.status.focused)
-        if let until = self.status.until {
-            json.member("until", timestampMilliseconds: until)
-        } else {
-            json.member("until", string: nil)
+        JSONWriter.writeObject(into: &bytes) { json in
+            json.member("userId", string: self.userID)
+            json.member("focused", bool: self.status.focused)
+            if let until = self.status.until {
+                json.member("until", timestampMilliseconds: until)
+            } else {
+                json.member("until", string: nil)
+            }
+            json.member("contextVersion", integer: self.status.contextVersion)
+            json.member("sequence", integer: Int64(clamping: self.sequence))
+            json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
         }
-        json.member("contextVersion", integer: self.status.contextVersion)
-        json.member("sequence", integer: Int64(clamping: self.sequence))
-        json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
-        json.endObject()
-        bytes = json.finish()
     }
 }

@@ -1,0 +1,133 @@
+import FocusGate
+import FocusGateCore
+import FocusGateHarness
+import Foundation
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// Schedules against the embedded broker over TCP, with time moved by an injected clock:
+    /// transitions with no message, timers across a restart, focus.status.
+    @Suite("Gateway schedules and timers")
+    struct GatewayScheduleTests {
+        /// A user's daily Sleep (badges hidden, every app silenced) in Paris, from the next whole
+        /// minute an hour after `clock`'s now, for an hour.
+        struct DailySleep {
+            static let paris = ZoneClock(identifier: "Europe/Paris")!
+            static let minute: Int64 = 60_000
+            /// Local wall-clock milliseconds of the window's start.
+            let start: Int64
+            let context: FocusContext
+
+            init(user: String, clock: some WallClock) {
+                self.start = (Self.paris.local(clock.nowMilliseconds() + 3_600_000) / Self.minute + 1) * Self.minute
+                func time(_ local: Int64) -> FocusContext.LocalTime {
+                    FocusContext.LocalTime(
+                        String(format: "%02d:%02d", local / 3_600_000 % 24, local / Self.minute % 60))!
+                }
+                self.context = FocusContext(
+                    userID: user, version: 1, timeZone: "Europe/Paris",
+                    foci: ["Sleep": .init(hideBadges: true, otherApps: .silence)],
+                    schedules: [
+                        .init(
+                            focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(self.start),
+                            end: time(self.start + 3_600_000))
+                    ])
+            }
+
+            /// How far `clock` must move for the window to have opened a second ago.
+            func untilOpen(_ clock: some WallClock) -> Duration {
+                .milliseconds(self.start - Self.paris.local(clock.nowMilliseconds()) + 1_000)
+            }
+
+            /// The instant the window closes.
+            var end: Int64 { Self.paris.instant(ofLocal: self.start + 3_600_000) }
+        }
+
+        /// The JSON values of `topic`'s records under `key`, in order.
+        static func records(_ bench: GatewayBench, _ topic: String, key: String) throws -> [[String: Any]] {
+            try bench.readAll(topic).filter { $0.keyString == key }.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.value ?? [])) as? [String: Any]
+            }
+        }
+
+        /// Waits for the latest record of `topic` under `key` to satisfy `accept`.
+        static func latest(
+            _ bench: GatewayBench, _ topic: String, key: String, timeout: Duration = .seconds(20),
+            where accept: @escaping ([String: Any]) -> Bool
+        ) async throws -> [String: Any] {
+            try await Wait.for(
+                "a record of \(key) on \(topic)", timeout: timeout, { try Self.records(bench, topic, key: key).last }
+            ) {
+                $0.map(accept) ?? false
+            }!
+        }
+
+        @Test("a schedule turns a Focus on and off and the badge follows, with no message (injected clock)")
+        func scheduleRecomputesBadges() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            let sleep = DailySleep(user: "u-sched", clock: clock)
+            try await bench.put(sleep.context)
+            try await instance.waitUntil({ instance.invalidationsHandled >= 1 }, what: "the context announced")
+            let badges = bench.topics.badges
+
+            try bench.send([Events.notification("s-1", user: "u-sched", criteria: "home")])
+            let before = try await Self.latest(bench, badges, key: "u-sched/chat") { $0["badge"] as? Int == 1 }
+            #expect(before["focus"] is NSNull, "no Focus on yet")
+
+            // The window opens: Sleep hides badges; no message says so.
+            clock.advance(by: sleep.untilOpen(clock))
+            let asleep = try await Self.latest(bench, badges, key: "u-sched/chat") { $0["badge"] as? Int == 0 }
+            #expect(asleep["focus"] as? String == "Sleep" && asleep["unread"] as? Int == 1)
+            // And closes an hour later: the badge is back.
+            clock.advance(by: .seconds(3_600))
+            let awake = try await Self.latest(bench, badges, key: "u-sched/chat") {
+                $0["badge"] as? Int == 1 && $0["focus"] is NSNull
+            }
+            #expect((awake["sequence"] as? Int ?? 0) > (asleep["sequence"] as? Int ?? 0))
+            // focus.status said focused (until the window's end), then not, once each; never the name.
+            let statuses = try await Wait.for(
+                "two status records", timeout: .seconds(20),
+                { try Self.records(bench, bench.topics.status, key: "u-sched") }
+            ) { $0.count >= 2 }
+            #expect(statuses.map { $0["focused"] as? Bool } == [true, false], "\(statuses)")
+            #expect(statuses.first?["until"] as? String == Timestamp.rfc3339(milliseconds: sleep.end))
+            #expect(statuses.map { $0["sequence"] as? Int } == [1, 2])
+            #expect(statuses.allSatisfy { $0["focus"] == nil && $0["contextVersion"] as? Int == 1 })
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("a schedule's transition survives a restart with no input: the timer is part of the committed state")
+        func scheduleTimerSurvivesRestart() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let first = try await InProcessGateway(bench, configuration: configuration)
+            let sleep = DailySleep(user: "u-timer", clock: clock)
+            try await bench.put(sleep.context)
+            try bench.send([Events.notification("t-1", user: "u-timer", criteria: "home")])
+            _ = try await Self.latest(bench, bench.topics.badges, key: "u-timer/chat") { $0["badge"] as? Int == 1 }
+            // The badge record is committed, and the timer with it, in the same transaction.
+            try await first.stop()
+
+            // The window opens while no instance runs; the next one gets no input at all.
+            clock.advance(by: sleep.untilOpen(clock))
+            let second = try await InProcessGateway(bench, configuration: configuration)
+            let asleep = try await Self.latest(bench, bench.topics.badges, key: "u-timer/chat", timeout: .seconds(30)) {
+                $0["badge"] as? Int == 0
+            }
+            #expect(asleep["focus"] as? String == "Sleep")
+            let badges = try Self.records(bench, bench.topics.badges, key: "u-timer/chat")
+            #expect(badges.filter { $0["badge"] as? Int == 0 }.count == 1, "fired once")
+            #expect(second.metric("focusgate_timers_fired_total") == 1)
+            #expect(try Self.records(bench, bench.topics.status, key: "u-timer").count == 1, "focused, said once")
+            try await second.stop()
+            await bench.shutdown()
+        }
+    }
+}
