@@ -101,6 +101,55 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("timers move with their partitions: after a handover the survivor fires every user's transition, once")
+        func scheduleTimersAcrossHandover() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let first = try await InProcessGateway(bench, configuration: configuration)
+            let users = (0..<24).map { "u-hand-\($0)" }
+            var sleep: DailySleep?
+            for user in users {
+                sleep = DailySleep(user: user, clock: clock)
+                try await bench.put(sleep!.context)
+            }
+            try bench.send(users.map { Events.notification("h-\($0)", user: $0, criteria: "home") })
+            _ = try await Wait.for(
+                "every user's first badge", timeout: .seconds(30),
+                { try users.filter { try Self.records(bench, bench.topics.badges, key: "\($0)/chat").count == 1 } }
+            ) { $0.count == users.count }
+
+            // A second instance takes some partitions (and their timers), then the first leaves.
+            let second = try await InProcessGateway(bench, configuration: configuration)
+            try await second.waitUntil({ second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(30))
+            try await first.stop()
+            try await second.waitUntil(
+                { second.metric("focusgate_assigned_partitions") == 4 }, timeout: .seconds(30),
+                what: "the survivor owns every partition")
+
+            // Sleep starts for everyone; no input comes.
+            clock.advance(by: sleep!.untilOpen(clock))
+            let asleep = try await Wait.for(
+                "every user's Sleep badge", timeout: .seconds(30),
+                {
+                    try users.filter {
+                        try Self.records(bench, bench.topics.badges, key: "\($0)/chat").last?["badge"] as? Int == 0
+                    }
+                }
+            ) { $0.count == users.count }
+            #expect(asleep.count == users.count)
+            for user in users {
+                let badges = try Self.records(bench, bench.topics.badges, key: "\(user)/chat")
+                #expect(badges.map { $0["badge"] as? Int } == [1, 0], "\(user): \(badges)")
+                #expect(
+                    try Self.records(bench, bench.topics.status, key: user).map { $0["focused"] as? Bool } == [true])
+            }
+            #expect(second.metric("focusgate_timers_fired_total") == Double(users.count))
+            try await second.stop()
+            await bench.shutdown()
+        }
+
         @Test("a schedule's transition survives a restart with no input: the timer is part of the committed state")
         func scheduleTimerSurvivesRestart() async throws {
             let bench = try await GatewayBench()
