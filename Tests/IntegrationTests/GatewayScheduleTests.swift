@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateHarness
 import Foundation
+import Glibc
 import Testing
 
 extension EmbeddedBrokerTests {
@@ -98,6 +99,46 @@ extension EmbeddedBrokerTests {
             #expect(statuses.map { $0["sequence"] as? Int } == [1, 2])
             #expect(statuses.allSatisfy { $0["focus"] == nil && $0["contextVersion"] as? Int == 1 })
             try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("serve killed with SIGKILL after a timer was committed: the next serve fires it once, by the real clock")
+        func scheduleTimerSurvivesKill() async throws {
+            let bench = try await GatewayBench()
+            let first = try await ServeProcess(bench)
+            #expect(try await first.waitUntilReady())
+            #expect(try await first.waitUntilAssigned())
+            // Sleep from the first whole minute at least 20 s from now (Paris time), for an hour.
+            let paris = DailySleep.paris
+            let start = ((paris.local(SystemWallClock().nowMilliseconds()) + 20_000) / 60_000 + 1) * 60_000
+            func time(_ local: Int64) -> FocusContext.LocalTime {
+                FocusContext.LocalTime(String(format: "%02d:%02d", local / 3_600_000 % 24, local / 60_000 % 60))!
+            }
+            try await bench.put(
+                FocusContext(
+                    userID: "u-kill", version: 1, timeZone: "Europe/Paris", foci: ["Sleep": .init(hideBadges: true)],
+                    schedules: [
+                        .init(
+                            focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(start),
+                            end: time(start + 3_600_000))
+                    ]))
+            try bench.send([Events.notification("k-1", user: "u-kill", criteria: "home")])
+            _ = try await Self.latest(bench, bench.topics.badges, key: "u-kill/chat") { $0["badge"] as? Int == 1 }
+            // The one transaction with the notification, its badge and the timer has committed.
+            #expect(try await first.waitForMetric(#"focusgate_transactions_total{result="committed"}"#, atLeast: 1))
+            #expect(await first.stop(SIGKILL) == SIGKILL)
+
+            let second = try await ServeProcess(bench)
+            #expect(try await second.waitUntilReady())
+            let asleep = try await Self.latest(bench, bench.topics.badges, key: "u-kill/chat", timeout: .seconds(120)) {
+                $0["badge"] as? Int == 0
+            }
+            #expect(asleep["focus"] as? String == "Sleep")
+            #expect(
+                try Self.records(bench, bench.topics.badges, key: "u-kill/chat").map { $0["badge"] as? Int } == [1, 0])
+            #expect(
+                try Self.records(bench, bench.topics.status, key: "u-kill").map { $0["focused"] as? Bool } == [true])
+            #expect(await second.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
 
