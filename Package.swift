@@ -75,7 +75,6 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
             ],
             // docs/openapi.yaml (through a link in Admin/), compiled into the binary and served.
