@@ -127,10 +127,11 @@ public struct PartitionState {
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
         sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none
     ) -> Admission {
-        if let user = self.userNumbers[event.userID]
-            ?? (event.kind == .notification ? self.internUser(event.userID) : nil)
-        {
-            self.followFocusIfChanged(user: user, context: context, nowMilliseconds: nowMilliseconds)
+        // A notification follows the user's Focus (timer, status); a read or clear changes
+        // neither, and its nil context may stand for a store that cannot answer.
+        if event.kind == .notification {
+            self.followFocusIfChanged(
+                user: self.internUser(event.userID), context: context, nowMilliseconds: nowMilliseconds)
         }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {
