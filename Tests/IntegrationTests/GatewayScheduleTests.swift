@@ -20,7 +20,14 @@ extension EmbeddedBrokerTests {
             let context: FocusContext
 
             init(user: String, clock: some WallClock) {
-                self.start = (Self.paris.local(clock.nowMilliseconds() + 3_600_000) / Self.minute + 1) * Self.minute
+                self.init(
+                    user: user,
+                    start: (Self.paris.local(clock.nowMilliseconds() + 3_600_000) / Self.minute + 1) * Self.minute)
+            }
+
+            /// The window from `start`, local wall-clock milliseconds on a whole minute.
+            init(user: String, start: Int64) {
+                self.start = start
                 func time(_ local: Int64) -> FocusContext.LocalTime {
                     FocusContext.LocalTime(
                         String(format: "%02d:%02d", local / 3_600_000 % 24, local / Self.minute % 60))!
@@ -109,19 +116,9 @@ extension EmbeddedBrokerTests {
             #expect(try await first.waitUntilReady())
             #expect(try await first.waitUntilAssigned())
             // Sleep from the first whole minute at least 20 s from now (Paris time), for an hour.
-            let paris = DailySleep.paris
-            let start = ((paris.local(SystemWallClock().nowMilliseconds()) + 20_000) / 60_000 + 1) * 60_000
-            func time(_ local: Int64) -> FocusContext.LocalTime {
-                FocusContext.LocalTime(String(format: "%02d:%02d", local / 3_600_000 % 24, local / 60_000 % 60))!
-            }
+            let now = DailySleep.paris.local(SystemWallClock().nowMilliseconds())
             try await bench.put(
-                FocusContext(
-                    userID: "u-kill", version: 1, timeZone: "Europe/Paris", foci: ["Sleep": .init(hideBadges: true)],
-                    schedules: [
-                        .init(
-                            focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(start),
-                            end: time(start + 3_600_000))
-                    ]))
+                DailySleep(user: "u-kill", start: ((now + 20_000) / DailySleep.minute + 1) * DailySleep.minute).context)
             try bench.send([Events.notification("k-1", user: "u-kill", criteria: "home")])
             _ = try await Self.latest(bench, bench.topics.badges, key: "u-kill/chat") { $0["badge"] as? Int == 1 }
             // The one transaction with the notification, its badge and the timer has committed.

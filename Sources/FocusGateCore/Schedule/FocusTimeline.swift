@@ -104,9 +104,6 @@ public struct FocusTimeline: Sendable {
             expiresAt: expiresAt)
     }
 
-    /// Whether schedules take part (else the manual Focus alone decides).
-    public var hasSchedules: Bool { !self.windows.isEmpty }
-
     /// The state at `instant`.
     public func state(at instant: Int64) -> FocusState {
         guard let clock = self.clock, !self.windows.isEmpty else {
