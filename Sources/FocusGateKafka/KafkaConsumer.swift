@@ -13,6 +13,8 @@ public final class KafkaConsumer {
     private let queue: OpaquePointer
     private var buffer: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>
     private var isClosed = false
+    private var isSubscribed = false
+    private let membership: GroupMembership
     private let logger: Logger
 
     /// The configuration the consumer was created with.
@@ -33,10 +35,14 @@ public final class KafkaConsumer {
         onStatistics: ((KafkaStatistics) -> Void)? = nil
     ) throws(KafkaError) {
         let rebalanceLogger = logger
+        let membership = GroupMembership()
         let callbacks = RDKafkaCallbacks(
             logger: logger,
             rebalance: { rk, err, list in
-                Self.rebalance(rk: rk, err: err, list: list, hook: onRebalance, logger: rebalanceLogger)
+                Self.rebalance(
+                    rk: rk, err: err, list: list, hook: membership.isClosing ? nil : onRebalance,
+                    logger: rebalanceLogger)
+                if err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS { membership.hasBeenAssigned = true }
             },
             statistics: onStatistics
         )
@@ -47,6 +53,7 @@ public final class KafkaConsumer {
         self.queue = rd_kafka_queue_get_consumer(self.client.pointer)
         self.buffer = .allocate(capacity: 1024)
         self.configuration = configuration
+        self.membership = membership
         self.logger = logger
     }
 
@@ -54,6 +61,14 @@ public final class KafkaConsumer {
         self.close()
         rd_kafka_queue_destroy(self.queue)
         self.buffer.deallocate()
+        if self.isSubscribed && !self.membership.hasBeenAssigned {
+            // librdkafka 2.0.2 asserts in rd_kafka_destroy (rdkafka_sticky_assignor.c:1896) when the
+            // group answered JoinGroup but no assignment followed: the sticky assignor's state is made
+            // only by an assignment, and its destructor requires it. Nothing tells the two moments
+            // apart from here, so the closed client stays allocated until the process ends.
+            _ = Unmanaged.passRetained(self.client)
+            self.logger.warning("consumer closed before its first assignment; its client is left allocated")
+        }
     }
 
     // MARK: - Membership
@@ -63,6 +78,7 @@ public final class KafkaConsumer {
         let list = RDKafkaTopicPartitionList(
             topics.map { KafkaTopicPartition(topic: $0, partition: RD_KAFKA_PARTITION_UA) })
         try KafkaError.check(rd_kafka_subscribe(self.client.pointer, list.pointer), "subscribe \(topics)")
+        self.isSubscribed = true
     }
 
     /// Consumes exactly these partitions, without group management (e.g. a state-restore consumer).
@@ -87,13 +103,33 @@ public final class KafkaConsumer {
 
     /// Leaves the group (running the rebalance hook for the revoked partitions) and stops fetching.
     /// Idempotent; also done on deinit.
+    ///
+    /// A group member that has had no assignment yet first waits, at most
+    /// ``KafkaConsumerConfiguration/firstAssignmentWait``, for the one its join is about to bring,
+    /// without handing it (or any record) to the application: a client destroyed between the
+    /// group's answers to JoinGroup and SyncGroup aborts the process in librdkafka 2.0.2.
     public func close() {
         guard !self.isClosed else { return }
         self.isClosed = true
+        if self.isSubscribed && !self.membership.hasBeenAssigned {
+            self.awaitFirstAssignment()
+        }
         let err = rd_kafka_consumer_close(self.client.pointer)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             self.logger.warning(
                 "consumer close failed", metadata: ["kafka.error": "\(KafkaError(err, context: "close"))"])
+        }
+    }
+
+    /// Serves the consumer queue until the first assignment has been taken, discarding records;
+    /// rebalances from now on reach librdkafka only, not the application's hook.
+    private func awaitFirstAssignment() {
+        self.membership.isClosing = true
+        let deadline = ContinuousClock.now + self.configuration.firstAssignmentWait
+        while !self.membership.hasBeenAssigned && ContinuousClock.now < deadline {
+            if let message = rd_kafka_consume_queue(self.queue, 100) {
+                rd_kafka_message_destroy(message)
+            }
         }
     }
 
@@ -235,6 +271,15 @@ public final class KafkaConsumer {
         }
         return context
     }
+}
+
+/// What the rebalance callback has seen of the group, for ``KafkaConsumer/close()``. Touched only
+/// by the thread that owns the consumer (the callback runs inside its consume and close calls).
+private final class GroupMembership {
+    /// An assignment (possibly empty) has been taken: librdkafka's assignor state exists.
+    var hasBeenAssigned = false
+    /// The consumer is closing before its first assignment: the application's hook is not called.
+    var isClosing = false
 }
 
 private func logIfFailed(_ error: OpaquePointer?, _ what: String, _ logger: Logger) {

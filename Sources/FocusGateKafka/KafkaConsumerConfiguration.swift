@@ -24,6 +24,11 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Time without heartbeats after which the group coordinator drops a member (`session.timeout.ms`).
     /// Default: `45` seconds.
     public var sessionTimeout: Duration = .seconds(45)
+    /// How long ``KafkaConsumer/close()`` waits for a group member's first assignment when it closes
+    /// before one arrived (librdkafka 2.0.2 aborts the process when such a consumer is destroyed
+    /// between the group's JoinGroup and SyncGroup answers). A consumer still unassigned after the
+    /// wait is closed and left allocated. Default: `10` seconds.
+    public var firstAssignmentWait: Duration = .seconds(10)
     /// Prefetch limits; see ``Prefetch``.
     public var prefetch: Prefetch = .throughput
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
