@@ -94,7 +94,7 @@ extension EmbeddedBrokerTests {
             return (hookCalls.count.load(ordering: .relaxed), log)
         }
 
-        @Test("a member closed between JoinGroup and SyncGroup waits for its assignment, hands nothing over, is destroyed")
+        @Test("closed between JoinGroup and SyncGroup: waits for the assignment, hands nothing over, is destroyed")
         func waitsForTheAssignment() async throws {
             let (hookCalls, log) = try await self.closeBetweenJoinAndSync(
                 syncDelay: .seconds(3), firstAssignmentWait: .seconds(20))
