@@ -119,8 +119,12 @@ import Foundation
         ))
 }
 
-/// Resident bytes per user and per entry: users with `history` unread notifications each.
-@MainActor func stateMemoryBenchmark(users: Int = 200_000, history: Int = 20) {
+/// Resident bytes per user and per entry: users with `history` unread notifications each. With
+/// `silenced`, the further notifications are silenced by a Focus and carry a thread, so each
+/// entry also keeps what a summary lists of it (id, input offset, Focus, thread).
+@MainActor func stateMemoryBenchmark(users: Int = 200_000, history: Int = 20, silenced: Bool = false) {
+    var compiler = FocusContextCompiler()
+    let sleep = try! compiler.compile(FocusContext(userID: "u", version: 1, focus: "Sleep", otherApps: .silence))
     let before = heapInUse()
     var state = PartitionState()
     for user in 0..<users {
@@ -134,18 +138,22 @@ import Foundation
         for user in 0..<users {
             _ = state.admit(
                 NotificationEvent(
-                    id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
-                context: nil, nowMilliseconds: 0)
+                    id: "6f1c2d3e-0000-4000-8000-\(String(format: "%012d", round * users + user))",
+                    userID: "user-\(user)", appID: "com.example.chat",
+                    filterCriteria: "work", threadID: silenced ? "thread-\(round % 4)" : nil),
+                context: silenced ? sleep : nil, nowMilliseconds: 0, silenced: silenced,
+                sourceOffset: Int64(round * users + user))
         }
         state.commit()
     }
     let after = heapInUse()
     let perUser = Double(oneEach - before) / Double(users)
     let perEntry = Double(after - oneEach) / Double(users * (history - 1))
+    let kind = silenced ? "silenced" : "delivered"
     rows.append(
         (
-            "resident bytes of partition state (\(users) users, then \(history) unread each)",
-            String(format: "%.0f B per user with one entry; %.0f B per further entry", perUser, perEntry),
-            #"{"benchmark":"state-memory","bytes_per_user":\#(String(format: "%.1f", perUser)),"bytes_per_entry":\#(String(format: "%.1f", perEntry)),"entries":\#(state.entryCount)}"#
+            "resident bytes of partition state (\(users) users, then \(history) unread \(kind) each)",
+            String(format: "%.0f B per user with one entry; %.0f B per further \(kind) entry", perUser, perEntry),
+            #"{"benchmark":"state-memory","further":"\#(kind)","bytes_per_user":\#(String(format: "%.1f", perUser)),"bytes_per_entry":\#(String(format: "%.1f", perEntry)),"entries":\#(state.entryCount)}"#
         ))
 }

@@ -65,6 +65,14 @@ if CommandLine.arguments.dropFirst().first == "timers" {
     exit(0)
 }
 
+// `CoreBenchmark memory`: partition state memory per entry, delivered and silenced.
+if CommandLine.arguments.dropFirst().first == "memory" {
+    stateMemoryBenchmark()
+    stateMemoryBenchmark(silenced: true)
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    exit(0)
+}
+
 // `CoreBenchmark limits`: only deciding with the state, people lists and rate limits.
 if CommandLine.arguments.dropFirst().first == "limits" {
     peopleAndLimitsBenchmark()
@@ -205,6 +213,7 @@ stateHistoryBenchmarks()
 peopleAndLimitsBenchmark()
 restoreBenchmark()
 stateMemoryBenchmark()
+stateMemoryBenchmark(silenced: true)
 
 // MARK: - Memory per cached context
 

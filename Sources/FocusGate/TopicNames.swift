@@ -19,6 +19,9 @@ public struct TopicNames: Sendable, Hashable {
     /// Users' Focus status out, compacted (`topics.status`): focused or not, never the Focus's
     /// name. Default: `"focus.status"`.
     public var status = "focus.status"
+    /// Summaries of what users' Foci silenced (`topics.summaries`), key the user id. Default:
+    /// `"notifications.summaries"`.
+    public var summaries = "notifications.summaries"
 
     /// The contract's default names.
     public init() {}
@@ -28,7 +31,9 @@ public struct TopicNames: Sendable, Hashable {
     /// The state changelog must have as many partitions as `notifications`: a user's state record
     /// goes to the same partition index as the user's notifications.
     public func specifications(partitions: Int, replicationFactor: Int = -1) -> [KafkaTopicSpecification] {
-        let plain = [self.notifications, self.invalidations, self.delivered, self.silenced, self.deadLetters]
+        let plain = [
+            self.notifications, self.invalidations, self.delivered, self.silenced, self.deadLetters, self.summaries,
+        ]
         let compacted = [self.badges, self.state, self.status]
         return plain.map {
             KafkaTopicSpecification(name: $0, partitions: partitions, replicationFactor: replicationFactor)

@@ -40,6 +40,24 @@ struct EventDecoderTests {
         }
     }
 
+    @Test("threadId, else aps thread-id; one that is not a string of 1 to 256 bytes is ignored; twice is refused")
+    func thread() throws {
+        let base = #"{"id":"n","userId":"u","appId":"a""#
+        #expect(try self.decode(base + "}").threadID == nil)
+        #expect(try self.decode(base + #","threadId":"family"}"#).threadID == "family")
+        #expect(try self.decode(base + #","aps":{"thread-id":"work"}}"#).threadID == "work")
+        #expect(try self.decode(base + #","threadId":"family","aps":{"thread-id":"work"}}"#).threadID == "family")
+        #expect(try self.decode(base + #","threadId":7,"aps":{"thread-id":"work"}}"#).threadID == "work")
+        let long = String(repeating: "t", count: EventDecoder.maxIdentifierBytes + 1)
+        for ignored in [#""threadId":7"#, #""threadId":"""#, #""threadId":"\#(long)""#, #""threadId":null"#] {
+            #expect(try self.decode(base + ",\(ignored)}").threadID == nil, "\(ignored.prefix(40))")
+        }
+        let error = #expect(throws: EventDecodingError.self) {
+            try self.decode(base + #","threadId":"a","threadId":"b"}"#)
+        }
+        #expect(error?.code == .duplicateField && error?.field == "threadId")
+    }
+
     @Test("an APNs-shaped event takes its fields from aps")
     func apnsShaped() throws {
         let event = try self.decode(

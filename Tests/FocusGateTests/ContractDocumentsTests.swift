@@ -18,6 +18,28 @@ struct ContractDocumentsTests {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    /// A summary as the state makes it: three notifications Sleep silenced, then Sleep off.
+    static func summaryRecord(withScores: Bool) throws -> [UInt8] {
+        var compiler = FocusContextCompiler()
+        let sleep = try compiler.compile(FocusContext(userID: "u-5", version: 1, focus: "Sleep", otherApps: .silence))
+        let off = try compiler.compile(FocusContext(userID: "u-5", version: 2))
+        var state = PartitionState()
+        for (index, thread) in ["family", nil, "family"].enumerated() {
+            let event = NotificationEvent(
+                id: "n-\(index)", userID: "u-5", appID: "chat", relevanceScore: withScores ? 0.3 * Double(index) : nil,
+                threadID: thread)
+            _ = state.admit(
+                event, context: sleep, nowMilliseconds: 1_795_284_000_000 + Int64(index), silenced: true,
+                sourceOffset: withScores ? Int64(index) : -1)
+        }
+        _ = state.recompute(userID: "u-5", context: off, nowMilliseconds: 1_795_284_060_000)
+        var bytes: [UInt8] = []
+        try #require(state.pendingSummaries.count == 1)
+        state.pendingSummaries[0].writeJSON(
+            into: &bytes, sourcePrefix: "notifications/0/", createdAtMilliseconds: 1_795_284_060_100)
+        return bytes
+    }
+
     static func examples(_ name: String) throws -> [Data] {
         let examples = try #require(try Self.schema(name)["examples"] as? [Any])
         #expect(!examples.isEmpty)
@@ -87,6 +109,8 @@ struct ContractDocumentsTests {
                     return bytes
                 }()
             ),
+            ("focus-summary", try Self.summaryRecord(withScores: true)),
+            ("focus-summary", try Self.summaryRecord(withScores: false)),
         ]
         // Checked with Python's jsonschema (installed with schemathesis by `make test`).
         let script = """
@@ -113,7 +137,7 @@ struct ContractDocumentsTests {
             "python3", ["-c", script, Self.docs.appendingPathComponent("schemas").path], input: input)
         let printed = result.output + result.error
         #expect(result.status == 0, "\(printed)")
-        #expect(printed.contains("validated 5"), "\(printed)")
+        #expect(printed.contains("validated 6"), "\(printed)")
     }
 
     @Test("AsyncAPI: every topic of the code is a channel, every reason and DLQ code is in the headers, payloads exist")
@@ -127,7 +151,7 @@ struct ContractDocumentsTests {
             addresses
                 == [
                     topics.notifications, topics.invalidations, topics.delivered, topics.silenced, topics.badges,
-                    topics.deadLetters, topics.state, topics.status,
+                    topics.deadLetters, topics.state, topics.status, topics.summaries,
                 ])
         let components = try #require(document["components"] as? [String: Any])
         let schemas = try #require(components["schemas"] as? [String: [String: Any]])

@@ -13,10 +13,13 @@ struct TopicNamesTests {
         #expect(
             specifications.map(\.name) == [
                 "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
-                "notifications.dlq", "notifications.badges", "focusgate.state", "focus.status",
+                "notifications.dlq", "notifications.summaries", "notifications.badges", "focusgate.state",
+                "focus.status",
             ])
         #expect(
-            specifications.filter(\.isCompacted).map(\.name) == ["notifications.badges", "focusgate.state", "focus.status"])
+            specifications.filter(\.isCompacted).map(\.name) == [
+                "notifications.badges", "focusgate.state", "focus.status",
+            ])
         #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
     }
 }

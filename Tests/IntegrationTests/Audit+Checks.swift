@@ -1,4 +1,5 @@
 import FocusGateCore
+import Foundation
 import FocusGateKafka
 import Testing
 
@@ -28,11 +29,13 @@ extension Audit {
     ///   real cluster hides them (the embedded broker writes no abort markers); in at-least-once
     ///   mode they are the duplicates the mode allows;
     /// - the last badge record per (user, app) equals a recomputation from the inputs (under
-    ///   `context`, every user's, when given).
+    ///   `context`, every user's, when given); unless `checksBadges` is false, for a test whose
+    ///   Focus changes with no input (a schedule, an expiry), which the recomputation cannot know:
+    ///   such a test checks the badges itself.
     @discardableResult
     func check(
         against records: [(key: String?, value: String)], replayed: Double, context: CompiledFocusContext? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation
+        checksBadges: Bool = true, sourceLocation: SourceLocation = #_sourceLocation
     ) -> Findings {
         let expected = EmbeddedBrokerTests.GatewayRestartTests.outputIDs(records)
         let position = Dictionary(expected.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -55,9 +58,9 @@ extension Audit {
         }
         let expectedBadges = Events.expectedBadges(records, context: context)
         let finalBadges = self.finalBadges
-        let badgeMismatches = Set(expectedBadges.keys).union(finalBadges.keys).filter {
-            expectedBadges[$0] != finalBadges[$0]
-        }
+        let badgeMismatches =
+            checksBadges
+            ? Set(expectedBadges.keys).union(finalBadges.keys).filter { expectedBadges[$0] != finalBadges[$0] } : []
 
         #expect(missing.isEmpty, "no input lost: \(missing.sorted().prefix(5))", sourceLocation: sourceLocation)
         #expect(
@@ -78,5 +81,83 @@ extension Audit {
         return Findings(
             inputs: expected.count, missing: missing.count, unexpected: unexpected.count, repeatedOutputs: repeated,
             orderViolations: violations.count, badgeMismatches: badgeMismatches.count)
+    }
+}
+
+// MARK: - Summaries
+
+extension Audit {
+    /// One summary record, as read back.
+    struct SummaryRecord {
+        var summaryID: String
+        var userID: String
+        var trigger: String
+        var focus: String?
+        var total: Int
+        /// Per app: the ids of the items listed.
+        var items: [String]
+        var value: [UInt8]
+    }
+
+    /// The summaries published, in order.
+    var summaryRecords: [SummaryRecord] {
+        self.summaries.compactMap { message in
+            guard let value = message.value,
+                let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
+                let summaryID = object["summaryId"] as? String, let userID = object["userId"] as? String,
+                let trigger = object["trigger"] as? String, let total = object["total"] as? Int,
+                let apps = object["apps"] as? [[String: Any]], message.keyString == userID
+            else {
+                Issue.record("unreadable summary record")
+                return nil
+            }
+            let items = apps.flatMap { ($0["top"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
+            return SummaryRecord(
+                summaryID: summaryID, userID: userID, trigger: trigger, focus: object["focus"] as? String,
+                total: total, items: items, value: value)
+        }
+    }
+
+    /// Audits the summaries against the silenced outputs:
+    /// - every item a summary lists was silenced, for the summary's user;
+    /// - no notification is listed by two different summaries;
+    /// - a summary published twice (a replay after an abort or a crash) is the same summary: same
+    ///   id, same items; and only when `repeatsAllowed` (a run with faults).
+    ///
+    /// - Returns: The distinct summaries, by id.
+    @discardableResult
+    func checkSummaries(repeatsAllowed: Bool = false, sourceLocation: SourceLocation = #_sourceLocation)
+        -> [String: SummaryRecord]
+    {
+        var silencedBy: [String: String] = [:]
+        for message in self.silenced {
+            if let id = Self.id(of: message) { silencedBy[id] = message.keyString }
+        }
+        var distinct: [String: SummaryRecord] = [:]
+        var listedIn: [String: String] = [:]
+        var repeats = 0
+        for summary in self.summaryRecords {
+            if let earlier = distinct[summary.summaryID] {
+                repeats += 1
+                #expect(
+                    earlier.items == summary.items && earlier.total == summary.total,
+                    "a summary published again lists the same items: \(summary.summaryID)",
+                    sourceLocation: sourceLocation)
+                continue
+            }
+            distinct[summary.summaryID] = summary
+            for id in summary.items {
+                #expect(
+                    silencedBy[id] == summary.userID, "\(id), listed for \(summary.userID), was silenced for that user",
+                    sourceLocation: sourceLocation)
+                if let other = listedIn.updateValue(summary.summaryID, forKey: id) {
+                    Issue.record(
+                        "\(id) is listed by two summaries, \(other) and \(summary.summaryID)",
+                        sourceLocation: sourceLocation)
+                }
+            }
+        }
+        #expect(repeatsAllowed || repeats == 0, "\(repeats) summaries published again", sourceLocation: sourceLocation)
+        return distinct
     }
 }

@@ -52,7 +52,7 @@ final class GatewayBench: Sendable {
         var replay = self.configuration()
         replay.groupID = "focusgate-\(prefix)"
         replay.transactionalIDPrefix = prefix
-        for name in ["delivered", "silenced", "badges", "state", "dlq"] {
+        for name in ["delivered", "silenced", "badges", "state", "dlq", "status", "summaries"] {
             try self.broker.createTopic(KafkaTopicSpecification(name: "\(prefix).\(name)", partitions: self.partitions))
         }
         replay.topics.delivered = "\(prefix).delivered"
@@ -60,6 +60,8 @@ final class GatewayBench: Sendable {
         replay.topics.badges = "\(prefix).badges"
         replay.topics.state = "\(prefix).state"
         replay.topics.deadLetters = "\(prefix).dlq"
+        replay.topics.status = "\(prefix).status"
+        replay.topics.summaries = "\(prefix).summaries"
         return replay
     }
 
@@ -118,7 +120,8 @@ final class GatewayBench: Sendable {
     func audit() throws -> Audit {
         try Audit(
             delivered: self.readAll(self.topics.delivered), silenced: self.readAll(self.topics.silenced),
-            deadLetters: self.readAll(self.topics.deadLetters), badges: self.readAll(self.topics.badges)
+            deadLetters: self.readAll(self.topics.deadLetters), badges: self.readAll(self.topics.badges),
+            summaries: self.readAll(self.topics.summaries)
         )
     }
 
@@ -163,6 +166,7 @@ struct Audit {
     var silenced: [KafkaMessage]
     var deadLetters: [KafkaMessage]
     var badges: [KafkaMessage]
+    var summaries: [KafkaMessage] = []
 
     /// Outputs per notification id (delivered and silenced by their `id`, DLQ records by their whole value).
     var outputsByID: [String: [KafkaMessage]] {
@@ -297,9 +301,10 @@ final class ManualWallClock: WallClock {
 enum Events {
     static func notification(
         _ id: String, user: String, app: String = "chat", criteria: String? = nil, level: String? = nil,
-        sender: String? = nil
+        sender: String? = nil, thread: String? = nil
     ) -> (key: String?, value: String) {
         var fields = [#""id":"\#(id)""#, #""userId":"\#(user)""#, #""appId":"\#(app)""#]
+        if let thread { fields.append(#""threadId":"\#(thread)""#) }
         if let criteria { fields.append(#""filterCriteria":"\#(criteria)""#) }
         if let level { fields.append(#""interruptionLevel":"\#(level)""#) }
         if let sender { fields.append(#""senderId":"\#(sender)""#) }

@@ -24,6 +24,9 @@ public struct GatewayConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user to drop duplicates. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// `summaries.maxItemsPerApp`: notifications a summary names per app (its totals count them
+    /// all). Default: `5`.
+    public var summaryItemsPerApp = 5
     /// `people.repeatedWindowSeconds`: a sender's second notification within this long (by record
     /// timestamps) gets through a Focus that allows repeated senders. Default: 180 s.
     public var repeatedSenderWindow: Duration = .seconds(180)

@@ -24,6 +24,8 @@ public struct GatewayMetrics: Sendable {
     let timersFired: Counter
     /// How late a timer fired after its instant.
     let timerLateness: DurationHistogram
+    /// Summaries of silenced notifications published.
+    let summaries: Counter
     private let deadLetters: [EventDecodingError.Code: Counter]
     private let registry: PrometheusCollectorRegistry
 
@@ -104,7 +106,12 @@ public struct GatewayMetrics: Sendable {
         self.timersFired = registry.makeCounter(
             descriptor: .focusgate(
                 "timers_fired", unit: "total",
-                "Timers fired: users whose Focus in force changed with no message (expiry, schedule boundary)."))
+                "Timers fired: users whose Focus in force changed with no message (expiry, schedule boundary), or whose summary time came."
+            ))
+        self.summaries = registry.makeCounter(
+            descriptor: .focusgate(
+                "summaries", unit: "total",
+                "Summaries of silenced, unread notifications published (a Focus period ended, or a summary time)."))
         self.timerLateness = registry.makeDurationHistogram(
             descriptor: .focusgate(
                 "timer_lateness", unit: "seconds", "How long after its instant a timer fired (goal: under 1 s)."),

@@ -64,7 +64,7 @@ extension GatewayWorker {
                     let (decision, admission) = self.partitions[record.partition]!.state.decide(
                         event, lookup: lookup, defaultRateLimits: self.configuration.rateLimits,
                         repeatedWindowMilliseconds: self.repeatedWindowMilliseconds, nowMilliseconds: now,
-                        sentAtMilliseconds: record.timestamp ?? now)
+                        sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset)
                     switch admission {
                     case .duplicate:
                         counts.duplicates += 1

@@ -39,6 +39,18 @@ extension GatewayWorker {
                 try self.producer.produce(
                     topic: self.statusTopic, key: Array(update.userID.utf8), value: self.badgeValue)
             }
+            // Summaries of what ended Foci silenced, and those of summary times.
+            let summaries = self.partitions[partition]!.state.pendingSummaries
+            if !summaries.isEmpty {
+                let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
+                let createdAt = self.configuration.clock.nowMilliseconds()
+                for summary in summaries {
+                    summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
+                    try self.producer.produce(
+                        topic: self.summaryTopic, key: Array(summary.userID.utf8), value: self.badgeValue)
+                }
+                self.metrics.summaries.increment(by: Int64(summaries.count))
+            }
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
             for userID in self.partitions[partition]!.state.changedUsers {
                 published.append((userID, self.partitions[partition]!.state.badges(userID: userID)))

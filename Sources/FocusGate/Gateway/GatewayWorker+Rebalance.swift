@@ -32,7 +32,8 @@ extension GatewayWorker {
         for partition in committed {
             var state = PartitionState(
                 maxUnreadPerApp: self.configuration.maxUnreadPerApp,
-                dedupeWindow: self.configuration.dedupeWindowPerUser)
+                dedupeWindow: self.configuration.dedupeWindowPerUser,
+                summaryItemsPerApp: self.configuration.summaryItemsPerApp)
             let restored = try self.restorer.restore(
                 partition: partition.partition, committed: partition.offset, into: &state)
             restoredRecords += restored.records
@@ -116,7 +117,8 @@ extension GatewayWorker {
                     continue
                 }
                 // Publishes the changed badges with the next commit and watches the next transition.
-                _ = self.partitions[partition]!.state.recompute(userID: userID, context: context, nowMilliseconds: now)
+                _ = self.partitions[partition]!.state.recompute(
+                    userID: userID, context: context, nowMilliseconds: now, timerAt: at)
             }
         }
         if fired > 0 { self.metrics.timersFired.increment(by: Int64(fired)) }

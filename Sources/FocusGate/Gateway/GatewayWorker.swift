@@ -85,6 +85,7 @@ final class GatewayWorker {
     var deadLetters: KafkaTopic!
     var badgeTopic: KafkaTopic!
     var statusTopic: KafkaTopic!
+    var summaryTopic: KafkaTopic!
     var stateTopic: KafkaTopic!
     /// Headers, badge keys and badge values of the record being produced, rebuilt in place.
     var headerBuffer = KafkaHeaderBuffer()
@@ -206,6 +207,7 @@ final class GatewayWorker {
         self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
         self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
         self.statusTopic = try self.producer.topic(self.configuration.topics.status)
+        self.summaryTopic = try self.producer.topic(self.configuration.topics.summaries)
         self.stateTopic = try self.producer.topic(self.configuration.topics.state)
         self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
         var consumerConfiguration = self.configuration.consumerConfiguration()

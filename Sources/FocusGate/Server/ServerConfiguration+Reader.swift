@@ -26,6 +26,7 @@ extension ServerConfiguration {
             .text("topics.silenced", \.topics.silenced, nonEmpty: true),
             .text("topics.badges", \.topics.badges, nonEmpty: true),
             .text("topics.status", \.topics.status, nonEmpty: true),
+            .text("topics.summaries", \.topics.summaries, nonEmpty: true),
             .text("topics.dlq", \.topics.deadLetters, nonEmpty: true),
             .text("topics.state", \.topics.state, nonEmpty: true),
             Setting(
@@ -57,6 +58,7 @@ extension ServerConfiguration {
             .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
+            .integer("summaries.maxItemsPerApp", \.summaryItemsPerApp, 0...100),
             .integer("people.repeatedWindowSeconds", \.repeatedWindowSeconds, 1...86_400),
             .integer("timers.maxFiredPerBatch", \.maxTimersPerBatch, 1...1_000_000),
             .integer("rateLimits.perUser.max", \.rateLimitPerUser, 0...FocusContext.maxRateLimit),

@@ -48,6 +48,8 @@ public struct ServerConfiguration: Sendable {
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user. Default: `1000`.
     public var dedupeWindowPerUser = 1000
+    /// `summaries.maxItemsPerApp`: notifications a summary names per app. Default: `5`.
+    public var summaryItemsPerApp = 5
     /// `people.repeatedWindowSeconds`: how close a sender's two notifications are for the
     /// second to get through as a repeated sender. Default: `180`.
     public var repeatedWindowSeconds = 180
@@ -111,6 +113,7 @@ public struct ServerConfiguration: Sendable {
         gateway.maxEventBytes = self.maxEventBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
+        gateway.summaryItemsPerApp = self.summaryItemsPerApp
         gateway.repeatedSenderWindow = .seconds(self.repeatedWindowSeconds)
         gateway.maxTimersPerBatch = self.maxTimersPerBatch
         gateway.rateLimits = RateLimitPolicy(self.defaultRateLimits)

@@ -55,6 +55,49 @@ struct JSONWriter {
         self.bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    /// A number with at most `decimals` digits after the point (trailing zeros dropped).
+    mutating func member(_ name: StaticString, number value: Double, decimals: Int) {
+        self.name(name)
+        var scale: Int64 = 1
+        for _ in 0..<decimals { scale *= 10 }
+        let scaled = Int64((value * Double(scale)).rounded())
+        if scaled < 0 { self.bytes.append(UInt8(ascii: "-")) }
+        Self.appendDecimal(Int64(scaled.magnitude) / scale, to: &self.bytes)
+        var fraction = Int64(scaled.magnitude) % scale
+        guard fraction != 0 else { return }
+        var width = decimals
+        while fraction % 10 == 0 {
+            fraction /= 10
+            width -= 1
+        }
+        var digits = [UInt8](repeating: UInt8(ascii: "0"), count: width + 1)
+        digits[0] = UInt8(ascii: ".")
+        for place in stride(from: width, to: 0, by: -1) {
+            digits[place] = UInt8(ascii: "0") + UInt8(fraction % 10)
+            fraction /= 10
+        }
+        self.bytes.append(contentsOf: digits)
+    }
+
+    /// An array member whose elements `elements` writes (``element(_:)``).
+    mutating func member(_ name: StaticString, array elements: (inout JSONWriter) -> Void) {
+        self.name(name)
+        self.bytes.append(UInt8(ascii: "["))
+        self.needsComma = false
+        elements(&self)
+        self.bytes.append(UInt8(ascii: "]"))
+        self.needsComma = true
+    }
+
+    /// An object element of an array, its members written by `members`.
+    mutating func element(_ members: (inout JSONWriter) -> Void) {
+        if self.needsComma { self.bytes.append(UInt8(ascii: ",")) }
+        self.beginObject()
+        members(&self)
+        self.endObject()
+        self.needsComma = true
+    }
+
     /// An RFC 3339 UTC timestamp with milliseconds, written without building a `String`.
     mutating func member(_ name: StaticString, timestampMilliseconds value: Int64) {
         self.name(name)

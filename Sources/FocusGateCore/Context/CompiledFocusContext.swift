@@ -27,13 +27,16 @@ public final class CompiledFocusContext: Sendable {
     /// Which of its context's Focus configurations this is (`0`: the context's own fields), so
     /// that a badge counted under one Focus is recounted under another of the same version.
     let focusOrdinal: UInt8
+    /// When the user's summaries of silenced notifications are due; `nil`: only at the end of a
+    /// Focus period.
+    let summaryTimes: SummaryTimes?
 
     // A class of constants: the record loop passes a context around by one reference (a struct
     // of this many fields was copied, with a retain per field, at each hand-over).
     init(
         version: Int64, focus: String?, expiresAtMilliseconds: Int64, allowTimeSensitive: Bool, hideBadges: Bool,
         silencesOtherApps: Bool, sharesStatus: Bool, apps: ContiguousArray<App>, people: People?,
-        rateLimits: RateLimitPolicy?, scheduled: ScheduledFoci?, focusOrdinal: UInt8
+        rateLimits: RateLimitPolicy?, scheduled: ScheduledFoci?, focusOrdinal: UInt8, summaryTimes: SummaryTimes? = nil
     ) {
         self.version = version
         self.focus = focus
@@ -47,6 +50,7 @@ public final class CompiledFocusContext: Sendable {
         self.rateLimits = rateLimits
         self.scheduled = scheduled
         self.focusOrdinal = focusOrdinal
+        self.summaryTimes = summaryTimes
     }
 
     /// The people lists as one hash table by the sender id's 64-bit hash (which the record loop
@@ -101,6 +105,12 @@ public final class CompiledFocusContext: Sendable {
         self.focus != nil && nowMilliseconds <= self.expiresAtMilliseconds
     }
 
+    /// The Focus on at `nowMilliseconds` (``isFocusOn(atMilliseconds:)``), or `nil`. For a
+    /// context with schedules, ask ``inForce(atMilliseconds:)`` first.
+    public func focusOn(atMilliseconds nowMilliseconds: Int64) -> String? {
+        self.isFocusOn(atMilliseconds: nowMilliseconds) ? self.focus : nil
+    }
+
     /// Whether schedules take part: decisions then read ``inForce(atMilliseconds:)``.
     public var hasSchedules: Bool { self.scheduled != nil }
 
@@ -119,6 +129,19 @@ public final class CompiledFocusContext: Sendable {
             return nil
         }
         return self.expiresAtMilliseconds + 1
+    }
+
+    /// When the partition's timer for the user must fire next: at the next transition
+    /// (``nextTransition(after:)``) or the next summary time, whichever comes first.
+    public func nextTimer(after instant: Int64) -> Int64? {
+        let transition = self.nextTransition(after: instant)
+        guard let summary = self.summaryTimes?.next(after: instant) else { return transition }
+        return min(transition ?? .max, summary)
+    }
+
+    /// Whether `instant` is one of the user's summary times.
+    public func isSummaryTime(_ instant: Int64) -> Bool {
+        self.summaryTimes?.contains(instant) ?? false
     }
 
     /// What `focus.status` says of the user at `instant`: focused while a Focus that shares its
@@ -225,12 +248,13 @@ public struct FocusContextCompiler {
         }
         return try self.compile(
             manual, focus: context.focus, version: context.version, expiry: expiry, scheduled: scheduled,
-            fieldPrefix: context.focus.flatMap { context.foci[$0] == nil ? nil : "foci.\($0)." } ?? "")
+            fieldPrefix: context.focus.flatMap { context.foci[$0] == nil ? nil : "foci.\($0)." } ?? "",
+            summaryTimes: SummaryTimes(context.summaryTimes, timeZone: context.timeZone))
     }
 
     private mutating func compile(
         _ configuration: FocusContext.FocusConfiguration, focus: String?, version: Int64, expiry: Int64,
-        scheduled: ScheduledFoci?, fieldPrefix: String, ordinal: UInt8 = 0
+        scheduled: ScheduledFoci?, fieldPrefix: String, ordinal: UInt8 = 0, summaryTimes: SummaryTimes? = nil
     ) throws(FocusContextError) -> CompiledFocusContext {
         let sorted = configuration.apps.sorted(by: { $0.key < $1.key })
         let key = AppListKey(
@@ -270,7 +294,8 @@ public struct FocusContextCompiler {
             },
             rateLimits: configuration.rateLimits.map(RateLimitPolicy.init),
             scheduled: scheduled,
-            focusOrdinal: ordinal
+            focusOrdinal: ordinal,
+            summaryTimes: summaryTimes
         )
     }
 

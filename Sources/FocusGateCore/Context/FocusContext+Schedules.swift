@@ -5,6 +5,8 @@ extension FocusContext {
     public static let maxSchedules = 64
     /// Most Focus configurations a context may hold in ``foci``.
     public static let maxFoci = 32
+    /// Most summary times a context may hold.
+    public static let maxSummaryTimes = 24
 
     /// What a Focus allows, as the top-level fields say it for the manually set ``focus``: a
     /// configuration in ``foci``, which ``schedules`` refer to by name.
@@ -172,6 +174,19 @@ extension FocusContext {
                 throw FocusContextError(
                     code: "invalid-value", field: "\(field).end", message: "a window must not start and end at once")
             }
+        }
+        guard self.summaryTimes.count <= Self.maxSummaryTimes else {
+            throw FocusContextError(
+                code: "invalid-value", field: "summaryTimes", message: "more than \(Self.maxSummaryTimes) summary times"
+            )
+        }
+        for (index, time) in self.summaryTimes.enumerated() where self.summaryTimes[..<index].contains(time) {
+            throw FocusContextError(
+                code: "invalid-value", field: "summaryTimes[\(index)]", message: "\(time) is given twice")
+        }
+        if !self.summaryTimes.isEmpty && self.timeZone == nil {
+            throw FocusContextError(
+                code: "missing-field", field: "timeZone", message: "summary times need the user's IANA time zone")
         }
         if !self.schedules.isEmpty {
             guard self.timeZone != nil else {

@@ -39,6 +39,9 @@ public struct FocusContext: Sendable, Hashable, Codable {
     /// Whether `focus.status` tells senders the user is focused while the manual ``focus`` is
     /// on. Default: `true`.
     public var sharesStatus: Bool
+    /// Local times of day (in ``timeZone``) at which the notifications silenced since the last
+    /// summary, and still unread, are summed up on `notifications.summaries`. Default: none.
+    public var summaryTimes: [LocalTime]
 
     /// Creates a context.
     public init(
@@ -56,7 +59,8 @@ public struct FocusContext: Sendable, Hashable, Codable {
         focusSetAt: Date? = nil,
         foci: [String: FocusConfiguration] = [:],
         schedules: [Schedule] = [],
-        sharesStatus: Bool = true
+        sharesStatus: Bool = true,
+        summaryTimes: [LocalTime] = []
     ) {
         self.userID = userID
         self.version = version
@@ -73,6 +77,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.foci = foci
         self.schedules = schedules
         self.sharesStatus = sharesStatus
+        self.summaryTimes = summaryTimes
     }
 
     /// What a Focus does to an app it does not list.
@@ -138,7 +143,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people,
-            rateLimits, timeZone, focusSetAt, foci, schedules, sharesStatus
+            rateLimits, timeZone, focusSetAt, foci, schedules, sharesStatus, summaryTimes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -158,6 +163,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.foci = try container.decodeIfPresent([String: FocusConfiguration].self, forKey: .foci) ?? [:]
         self.schedules = try container.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
         self.sharesStatus = try container.decodeIfPresent(Bool.self, forKey: .sharesStatus) ?? true
+        self.summaryTimes = try container.decodeIfPresent([LocalTime].self, forKey: .summaryTimes) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -178,5 +184,6 @@ public struct FocusContext: Sendable, Hashable, Codable {
         if !self.foci.isEmpty { try container.encode(self.foci, forKey: .foci) }
         if !self.schedules.isEmpty { try container.encode(self.schedules, forKey: .schedules) }
         if !self.sharesStatus { try container.encode(false, forKey: .sharesStatus) }
+        if !self.summaryTimes.isEmpty { try container.encode(self.summaryTimes, forKey: .summaryTimes) }
     }
 }

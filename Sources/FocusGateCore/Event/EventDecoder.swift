@@ -86,6 +86,8 @@ extension EventDecoder {
         var apsScore: Double?
         var notificationIDs: [String]?
         var senderID: JSONScanner.StringToken?
+        var threadID: JSONScanner.StringToken?
+        var apsThreadID: JSONScanner.StringToken?
         var seen: UInt32 = 0
 
         mutating func read(member key: JSONScanner.StringToken, _ scanner: inout JSONScanner) throws(EventDecodingError)
@@ -118,6 +120,9 @@ extension EventDecoder {
             } else if scanner.equals(key, "senderId") {
                 try self.mark(12, "senderId")
                 self.senderID = try Self.requiredString(&scanner, next, "senderId")
+            } else if scanner.equals(key, "threadId") {
+                try self.mark(13, "threadId")
+                self.threadID = try Self.optionalString(&scanner, next)
             } else if scanner.equals(key, "aps") && next == UInt8(ascii: "{") {
                 try self.mark(8, "aps")
                 try scanner.forEachMember(depth: 2) { (scanner, key) throws(EventDecodingError) in
@@ -141,6 +146,9 @@ extension EventDecoder {
             } else if scanner.equals(key, "relevance-score") {
                 try self.mark(11, "aps.relevance-score")
                 self.apsScore = try Self.optionalNumber(&scanner, next)
+            } else if scanner.equals(key, "thread-id") {
+                try self.mark(14, "aps.thread-id")
+                self.apsThreadID = try Self.optionalString(&scanner, next)
             } else {
                 try scanner.skipValue(depth: 2)
             }
@@ -250,9 +258,15 @@ extension EventDecoder {
             let criteria = (self.criteria ?? self.apsCriteria).map { scanner.string($0) }
             let level = (self.level ?? self.apsLevel).map { InterruptionLevel(parsing: scanner.string($0)) } ?? .active
             let score = (self.score ?? self.apsScore).map { min(max($0, 0), 1) }
+            // A thread only groups a summary: one that is empty or too long is ignored, not refused.
+            let thread = (self.threadID ?? self.apsThreadID).flatMap { token in
+                token.end > token.start && token.end - token.start <= EventDecoder.maxIdentifierBytes
+                    ? scanner.string(token) : nil
+            }
             return NotificationEvent(
                 kind: kind, id: id, userID: userID, appID: appID, filterCriteria: criteria,
-                interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs, senderID: senderID
+                interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs, senderID: senderID,
+                threadID: thread
             )
         }
 

@@ -20,6 +20,9 @@ public struct NotificationEvent: Sendable, Hashable {
     /// `senderId`: the person who sent the notification, as the Focus's people lists name them;
     /// `nil` when the event does not say.
     public var senderID: String?
+    /// `threadId`, else `aps["thread-id"]`: the conversation the notification belongs to, which
+    /// summaries count by; `nil` when neither is a non-empty string of at most 256 bytes.
+    public var threadID: String?
 
     /// Creates an event.
     public init(
@@ -31,7 +34,8 @@ public struct NotificationEvent: Sendable, Hashable {
         interruptionLevel: InterruptionLevel = .active,
         relevanceScore: Double? = nil,
         notificationIDs: [String] = [],
-        senderID: String? = nil
+        senderID: String? = nil,
+        threadID: String? = nil
     ) {
         self.kind = kind
         self.id = id
@@ -42,6 +46,7 @@ public struct NotificationEvent: Sendable, Hashable {
         self.relevanceScore = relevanceScore
         self.notificationIDs = notificationIDs
         self.senderID = senderID
+        self.threadID = threadID
     }
 
     /// What the event asks for.

@@ -1,10 +1,26 @@
-/// What an unread notification is counted by when a context changes: its filter criteria and
-/// its sender. Either may be absent.
+/// What an unread notification is counted by when a context changes (its filter criteria and
+/// its sender) and what a summary says of it (its thread and, once silenced, its id and source).
+/// Any may be absent.
 struct EntryAttributes: Hashable {
     var criteria: String?
     var sender: String?
+    var thread: String? = nil
+    /// Only for a silenced notification: unique to it, so the pool holds one value per silenced
+    /// notification still remembered.
+    var silenced: SilencedItem? = nil
 
     static let none = EntryAttributes(criteria: nil, sender: nil)
+
+    var isNone: Bool { self.criteria == nil && self.sender == nil && self.thread == nil && self.silenced == nil }
+}
+
+/// What a summary lists of a silenced notification (docs/focus-schedules.md, Summaries).
+struct SilencedItem: Hashable {
+    var id: String
+    /// The input record's offset in its partition (`focusgate-source`); `-1`: not known.
+    var sourceOffset: Int64
+    /// The Focus in force when it was silenced; `nil`: none was (a rate limit silenced it).
+    var focus: String?
 }
 
 /// The distinct attributes (criteria and sender) of a partition's remembered notifications, each
@@ -22,10 +38,9 @@ struct AttributePool {
 
     var count: Int { self.values.count }
 
-    /// The number of `attributes`, adding them when new; `0` for neither.
-    mutating func intern(criteria: String?, sender: String?) -> UInt32 {
-        guard criteria != nil || sender != nil else { return 0 }
-        let attributes = EntryAttributes(criteria: criteria, sender: sender)
+    /// The number of `attributes`, adding them when new; `0` for none.
+    mutating func intern(_ attributes: EntryAttributes) -> UInt32 {
+        guard !attributes.isNone else { return 0 }
         if let number = self.numbers[attributes] { return number }
         self.values.append(attributes)
         let number = UInt32(self.values.count)
@@ -33,7 +48,7 @@ struct AttributePool {
         return number
     }
 
-    /// The attributes of a number from ``intern(criteria:sender:)``.
+    /// The attributes of a number from ``intern(_:)``.
     subscript(number: UInt32) -> EntryAttributes {
         number == 0 ? .none : self.values[Int(number) - 1]
     }

@@ -27,7 +27,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, only when the notification named one, its sender (length + 1, bytes) |
+/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced, 4: summarised, 8: extended), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus) or `0`; not extended: the sender only when the notification named one |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge |
 /// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
@@ -161,26 +161,43 @@ extension PartitionState {
     }
 
     private func encode(_ entry: StateEntry, to value: inout [UInt8]) {
+        let attributes = self.attributes[entry.attributes]
+        // Only an entry with a thread or a summary item takes the extended form: others are
+        // written as before summaries existed.
+        let extended = attributes.thread != nil || attributes.silenced != nil
         var flags: UInt8 = 0
         if entry.has(StateEntry.unread) { flags |= 1 }
         if entry.has(StateEntry.silenced) { flags |= 2 }
+        if entry.has(StateEntry.summarized) { flags |= 4 }
+        if extended { flags |= 8 }
         value.append(flags)
         Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
         Self.writeVarint(UInt64(entry.arrival), to: &value)
         Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
         value.append(entry.relevance)
-        let attributes = self.attributes[entry.attributes]
-        if let criteria = attributes.criteria {
-            Self.writeVarint(UInt64(criteria.utf8.count) + 1, to: &value)
-            value.append(contentsOf: criteria.utf8)
-        } else {
-            value.append(0)
+        Self.writeOptionalString(attributes.criteria, to: &value)
+        if extended {
+            Self.writeOptionalString(attributes.sender, to: &value)
+            Self.writeOptionalString(attributes.thread, to: &value)
+            if let item = attributes.silenced {
+                value.append(1)
+                Self.writeOptionalString(item.id, to: &value)
+                Self.writeVarint(UInt64(bitPattern: item.sourceOffset &+ 1), to: &value)
+                Self.writeOptionalString(item.focus, to: &value)
+            } else {
+                value.append(0)
+            }
+        } else if let sender = attributes.sender {
+            // Absent without a sender: such an entry is written as before senders existed.
+            Self.writeOptionalString(sender, to: &value)
         }
-        // Absent without a sender: such an entry is written as before senders existed.
-        if let sender = attributes.sender {
-            Self.writeVarint(UInt64(sender.utf8.count) + 1, to: &value)
-            value.append(contentsOf: sender.utf8)
-        }
+    }
+
+    /// Length + 1 and the UTF-8 bytes; `0` for `nil`.
+    private static func writeOptionalString(_ text: String?, to value: inout [UInt8]) {
+        guard let text else { return value.append(0) }
+        Self.writeVarint(UInt64(text.utf8.count) + 1, to: &value)
+        value.append(contentsOf: text.utf8)
     }
 
     // MARK: - Restore
@@ -244,15 +261,24 @@ extension PartitionState {
         let arrival = try reader.varint()
         let decidedAt = Int64(bitPattern: try reader.varint())
         let relevance = try reader.byte()
-        let criteriaLength = try reader.varint()
-        let criteria = criteriaLength > 0 ? try reader.string(length: criteriaLength - 1) : nil
-        var sender: String?
-        if !reader.isAtEnd {
-            let senderLength = try reader.varint()
-            guard senderLength > 1 else { throw StateFormatError(code: .malformed, message: "empty sender") }
-            sender = try reader.string(length: senderLength - 1)
+        var attributes = EntryAttributes(criteria: try reader.optionalString(), sender: nil)
+        if flags & 8 != 0 {
+            attributes.sender = try reader.optionalString()
+            attributes.thread = try reader.optionalString()
+            if try reader.byte() != 0 {
+                guard let id = try reader.optionalString() else {
+                    throw StateFormatError(code: .malformed, message: "summary item without an id")
+                }
+                let offset = Int64(bitPattern: try reader.varint()) &- 1
+                attributes.silenced = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
+            }
+        } else if !reader.isAtEnd {
+            guard let sender = try reader.optionalString(), !sender.isEmpty else {
+                throw StateFormatError(code: .malformed, message: "empty sender")
+            }
+            attributes.sender = sender
         }
-        let attributes = self.attributes.intern(criteria: criteria, sender: sender)
+        let attributeNumber = self.attributes.intern(attributes)
         guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
             throw StateFormatError(code: .malformed, message: "entry value")
         }
@@ -262,10 +288,11 @@ extension PartitionState {
         entry.decidedAt = decidedAt
         entry.user = user
         entry.app = flags & 1 != 0 ? UInt32(ordinal) : 0
-        entry.attributes = attributes
+        entry.attributes = attributeNumber
         entry.arrival = UInt32(arrival)
         entry.flags =
             StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)
+            | (flags & 4 != 0 ? StateEntry.summarized : 0)
         entry.relevance = relevance
         if let existing {
             self.entries[Int(existing)] = entry
@@ -444,6 +471,12 @@ extension PartitionState {
                 if byte < 0x80 { return value }
                 shift += 7
             }
+        }
+
+        /// A string written as length + 1 and its bytes; `nil` for `0`.
+        mutating func optionalString() throws(StateFormatError) -> String? {
+            let length = try self.varint()
+            return length == 0 ? nil : try self.string(length: length - 1)
         }
 
         mutating func string(length: UInt64) throws(StateFormatError) -> String {

@@ -15,10 +15,12 @@ extension PartitionState {
     ///   - repeatedWindowMilliseconds: `people.repeatedWindowSeconds`, in milliseconds.
     ///   - nowMilliseconds: The decision time, for expiry and `decided-at`.
     ///   - sentAtMilliseconds: The record timestamp.
+    ///   - sourceOffset: The record's offset in the partition, kept with a silenced notification
+    ///     for summaries; `-1`: not known.
     /// - Returns: The decision, and whether the event was a duplicate (then nothing changed).
     public mutating func decide(
         _ event: NotificationEvent, lookup: ContextLookup, defaultRateLimits: RateLimitPolicy,
-        repeatedWindowMilliseconds: Int64, nowMilliseconds: Int64, sentAtMilliseconds: Int64
+        repeatedWindowMilliseconds: Int64, nowMilliseconds: Int64, sentAtMilliseconds: Int64, sourceOffset: Int64 = -1
     ) -> (decision: Decision, admission: Admission) {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
@@ -72,7 +74,8 @@ extension PartitionState {
         let admission = self.admitNotification(
             event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
             nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced,
-            sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows)
+            sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows, sourceOffset: sourceOffset
+        )
         return (decision, admission)
     }
 }

@@ -15,12 +15,20 @@ extension PartitionState {
     /// Status changes since the last commit, the latest per user, to publish with it.
     public var pendingStatusUpdates: [FocusStatusUpdate] { self.statusUpdates }
 
-    /// Follows the Focus of `context` for the user: watches its next transition (a timer) and
-    /// notes a changed status. Called wherever a context meets the user: decisions, context
+    /// Follows the Focus of `context` for the user: watches its next transition or summary time
+    /// (a timer), notes a changed status and sums up what a Focus that has ended silenced. Called wherever a context meets the user: decisions, context
     /// changes, fired timers.
-    mutating func followFocus(user: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
-        self.watchTransition(user: user, at: context?.nextTransition(after: nowMilliseconds))
+    ///
+    /// `timerAt` is the instant of the user's timer when one fired (a transition or a summary
+    /// time): the instant summaries are made at, so that a replay makes the same ones.
+    mutating func followFocus(
+        user: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64, timerAt: Int64? = nil
+    ) {
+        self.watchTransition(user: user, at: context?.nextTimer(after: nowMilliseconds))
         self.noteStatus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+        self.summarizeSilenced(
+            user: user, context: context, atMilliseconds: timerAt ?? nowMilliseconds,
+            isSummaryTime: timerAt.map { context?.isSummaryTime($0) ?? false } ?? false)
         let version = context?.version ?? Self.noContextVersion
         if self.users[Int(user)].followedVersion != version {
             self.modifyUser(user) { $0.followedVersion = version }

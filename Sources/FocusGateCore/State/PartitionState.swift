@@ -20,6 +20,8 @@ public struct PartitionState {
     public let maxUnreadPerApp: Int
     /// Notification ids remembered per user for dedupe (`dedupe.windowPerUser`).
     public let dedupeWindow: Int
+    /// Notifications a summary names per app (`summaries.maxItemsPerApp`).
+    public let summaryItemsPerApp: Int
 
     var entries: [StateEntry] = []
     var apps: [AppSlot] = []
@@ -40,6 +42,7 @@ public struct PartitionState {
     var statusSlots: [UInt32: StatusSlot] = [:]
     var statusUpdates: [FocusStatusUpdate] = []
     var statusUpdateIndex: [UInt32: Int] = [:]
+    var summaries: [FocusSummary] = []
     var transitionQueue = TransitionQueue()
     var transitionCount = 0
     /// A timer was set or cleared since the commit: a rollback rebuilds the queue.
@@ -83,10 +86,13 @@ public struct PartitionState {
     /// - Parameters:
     ///   - maxUnreadPerApp: `badges.maxUnreadPerApp`.
     ///   - dedupeWindow: `dedupe.windowPerUser`: notification ids remembered per user.
-    public init(maxUnreadPerApp: Int = 1000, dedupeWindow: Int = 1000) {
+    ///   - summaryItemsPerApp: `summaries.maxItemsPerApp`: notifications a summary names per app.
+    public init(maxUnreadPerApp: Int = 1000, dedupeWindow: Int = 1000, summaryItemsPerApp: Int = 5) {
         precondition(maxUnreadPerApp > 0 && dedupeWindow > 0, "the state must keep at least one id")
+        precondition(summaryItemsPerApp >= 0, "a summary cannot name fewer than no notifications")
         self.maxUnreadPerApp = maxUnreadPerApp
         self.dedupeWindow = dedupeWindow
+        self.summaryItemsPerApp = summaryItemsPerApp
     }
 
     /// Users with state.
@@ -123,9 +129,10 @@ public struct PartitionState {
     ///   - sentAtMilliseconds: The record timestamp, for repeated senders and rate limits; `nil`:
     ///     `nowMilliseconds`.
     ///   - rateLimits: The caps in force: a delivered notification counts in their windows.
+    ///   - sourceOffset: The input record's offset in the partition, for summaries; `-1`: not known.
     public mutating func admit(
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
-        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none
+        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none, sourceOffset: Int64 = -1
     ) -> Admission {
         // A notification follows the user's Focus (timer, status); a read or clear changes
         // neither, and its nil context may stand for a store that cannot answer.
@@ -143,7 +150,8 @@ public struct PartitionState {
                 person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
                 silenced: silenced, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, rateLimits: rateLimits,
                 rateWindows: rateLimits.isActive
-                    ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces())
+                    ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces(),
+                sourceOffset: sourceOffset)
         case .read:
             guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
             else { return .applied(nil) }
@@ -173,7 +181,7 @@ public struct PartitionState {
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
         context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, sentAtMilliseconds: Int64,
-        rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces
+        rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
         let idHash = Self.idHash(event.id)
         if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
@@ -196,7 +204,14 @@ public struct PartitionState {
         self.addEntry(
             StateEntry(
                 idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
-                attributes: self.attributes.intern(criteria: event.filterCriteria, sender: event.senderID),
+                attributes: self.attributes.intern(
+                    EntryAttributes(
+                        criteria: event.filterCriteria, sender: event.senderID, thread: event.threadID,
+                        silenced: silenced
+                            ? SilencedItem(
+                                id: event.id, sourceOffset: sourceOffset,
+                                focus: context?.focusOn(atMilliseconds: nowMilliseconds))
+                            : nil)),
                 arrival: 0, windowNext: StateIndex.none,
                 unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
                 relevance: StateEntry.relevanceByte(event.relevanceScore)))
@@ -204,11 +219,11 @@ public struct PartitionState {
     }
 
     /// Recomputes the user's badges under a changed or expired context; returns the changed ones.
-    public mutating func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64)
-        -> [BadgeUpdate]
-    {
+    public mutating func recompute(
+        userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64, timerAt: Int64? = nil
+    ) -> [BadgeUpdate] {
         guard let user = self.userNumbers[userID] else { return [] }
-        self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds)
+        self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds, timerAt: timerAt)
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // By app id, so that the updates come out in the same order whatever the apps' history.
         var apps: [UInt32] = []
@@ -354,6 +369,7 @@ public struct PartitionState {
 
     private mutating func clearPendingBadgeUpdates() {
         self.clearPendingStatusUpdates()
+        self.summaries.removeAll(keepingCapacity: true)
         for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
         self.pendingSlots.removeAll(keepingCapacity: true)
         self.pendingBadgeUpdates.removeAll(keepingCapacity: true)

@@ -39,6 +39,8 @@ struct StateEntry {
     static let silenced: UInt8 = 16
     /// Changed since the commit and listed in the changes once.
     static let dirty: UInt8 = 32
+    /// A silenced notification a summary has listed: no later summary lists it again.
+    static let summarized: UInt8 = 64
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 

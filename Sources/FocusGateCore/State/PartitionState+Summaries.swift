@@ -1,0 +1,90 @@
+// MARK: - Summaries: what a Focus silenced, when its period ends and at summary times
+
+extension PartitionState {
+    /// Summaries made since the last commit, to publish with it.
+    public var pendingSummaries: [FocusSummary] { self.summaries }
+
+    /// Sums up the user's silenced notifications that are still unread and no summary has listed:
+    /// those silenced under a Focus that is not on at `atMilliseconds` (its period has ended),
+    /// and, when `atMilliseconds` is one of the user's summary times, all of them. One summary per
+    /// Focus that silenced them; each notification is listed once, ever (``StateEntry/summarized``).
+    ///
+    /// Called wherever the user's Focus may have changed: context changes, fired timers, and a
+    /// decision under a new context version. Walks the user's unread notifications only.
+    mutating func summarizeSilenced(
+        user: UInt32, context: CompiledFocusContext?, atMilliseconds at: Int64, isSummaryTime: Bool
+    ) {
+        let focusNow = context?.inForce(atMilliseconds: at).focusOn(atMilliseconds: at)
+        var picked: [(entry: UInt32, item: SilencedItem)] = []
+        var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            var entry = self.apps[Int(app)].unreadHead
+            while entry != StateIndex.none {
+                let candidate = self.entries[Int(entry)]
+                if candidate.has(StateEntry.silenced) && !candidate.has(StateEntry.summarized),
+                    let item = self.attributes[candidate.attributes].silenced,
+                    isSummaryTime || (item.focus != nil && item.focus != focusNow)
+                {
+                    picked.append((entry, item))
+                }
+                entry = candidate.unreadNext
+            }
+            app = self.apps[Int(app)].nextApp
+        }
+        guard !picked.isEmpty else { return }
+        // One summary per Focus that silenced them: none (a rate limit) first, then by name.
+        let byFocus = Dictionary(grouping: picked, by: \.item.focus)
+        for focus in byFocus.keys.sorted(by: { ($0 == nil ? 0 : 1, $0 ?? "") < ($1 == nil ? 0 : 1, $1 ?? "") }) {
+            let ended = focus != nil && focus != focusNow
+            self.summaries.append(
+                self.summary(
+                    of: byFocus[focus]!, user: user, focus: focus, trigger: ended ? .focusEnded : .summaryTime,
+                    atMilliseconds: at, contextVersion: context?.version))
+        }
+        for (entry, _) in picked {
+            self.modifyEntry(entry) { $0.flags |= StateEntry.summarized }
+            self.markEntry(entry)
+        }
+    }
+
+    private func summary(
+        of picked: [(entry: UInt32, item: SilencedItem)], user: UInt32, focus: String?, trigger: FocusSummary.Trigger,
+        atMilliseconds at: Int64, contextVersion: Int64?
+    ) -> FocusSummary {
+        let userID = self.userIDByNumber[Int(user)]
+        var apps: [FocusSummary.App] = []
+        let byApp = Dictionary(grouping: picked) { self.entries[Int($0.entry)].app }
+        for (app, members) in byApp.sorted(by: { self.appIDBySlot[Int($0.key)] < self.appIDBySlot[Int($1.key)] }) {
+            var threads: [String: Int] = [:]
+            for member in members {
+                if let thread = self.attributes[self.entries[Int(member.entry)].attributes].thread {
+                    threads[thread, default: 0] += 1
+                }
+            }
+            // Most relevant first (no score counts as the least), then oldest first.
+            let top = members.sorted { lhs, rhs in
+                let left = self.entries[Int(lhs.entry)]
+                let right = self.entries[Int(rhs.entry)]
+                return left.relevance != right.relevance
+                    ? left.relevance > right.relevance : left.arrival < right.arrival
+            }.prefix(self.summaryItemsPerApp)
+            apps.append(
+                FocusSummary.App(
+                    appID: self.appIDBySlot[Int(app)], total: members.count,
+                    threads: threads.map { FocusSummary.ThreadTotal(threadID: $0.key, total: $0.value) }
+                        .sorted { $0.total != $1.total ? $0.total > $1.total : $0.threadID < $1.threadID },
+                    top: top.map { member in
+                        let entry = self.entries[Int(member.entry)]
+                        return FocusSummary.Item(
+                            id: member.item.id,
+                            relevanceScore: entry.relevance == 0 ? nil : Double(entry.relevance - 1) / 254,
+                            sourceOffset: member.item.sourceOffset, decidedAtMilliseconds: entry.decidedAt)
+                    }))
+        }
+        return FocusSummary(
+            summaryID: FocusSummary.summaryID(userID: userID, trigger: trigger, focus: focus, periodEnd: at),
+            userID: userID, trigger: trigger, focus: focus,
+            periodStartMilliseconds: picked.map { self.entries[Int($0.entry)].decidedAt }.min()!,
+            periodEndMilliseconds: at, contextVersion: contextVersion, total: picked.count, apps: apps)
+    }
+}

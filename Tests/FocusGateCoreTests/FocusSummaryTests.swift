@@ -1,0 +1,274 @@
+@testable import FocusGateCore
+import Foundation
+import Testing
+
+/// Summaries of what a Focus silenced (docs/focus-schedules.md, Summaries), with a fixed clock.
+@Suite("Summaries: what a Focus silenced, at the end of its period and at summary times")
+struct FocusSummaryTests {
+    static let at = FocusScheduleTests.at
+
+    /// Sleep (daily 22:00–07:00 Paris, every app silenced) and Work (Tuesdays 09:00–18:00).
+    static func sleepContext(version: Int64 = 7, summaryTimes: [String] = []) throws -> CompiledFocusContext {
+        var document = FocusScheduleTests.workAndSleep()
+        document.version = version
+        document.summaryTimes = summaryTimes.map { FocusContext.LocalTime($0)! }
+        var compiler = FocusContextCompiler()
+        return try compiler.compile(document)
+    }
+
+    static func notification(
+        _ id: String, app: String = "news", thread: String? = nil, score: Double? = nil,
+        level: InterruptionLevel = .active
+    ) -> NotificationEvent {
+        NotificationEvent(
+            id: id, userID: "u", appID: app, interruptionLevel: level, relevanceScore: score, threadID: thread)
+    }
+
+    /// Decides `event` at `instant` as the worker does, with `offset` as its input offset.
+    static func decide(
+        _ state: inout PartitionState, _ event: NotificationEvent, _ context: CompiledFocusContext, at instant: Int64,
+        offset: Int64
+    ) -> Decision {
+        state.decide(
+            event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
+            nowMilliseconds: instant, sentAtMilliseconds: instant, sourceOffset: offset
+        ).decision
+    }
+
+    /// Fires the user's due timers at `instant` as the worker does (the timer's own instant passed on).
+    static func fire(_ state: inout PartitionState, _ context: CompiledFocusContext?, at instant: Int64) {
+        for (userID, due) in state.dueTransitions(atMilliseconds: instant, limit: 100) {
+            _ = state.recompute(userID: userID, context: context, nowMilliseconds: instant, timerAt: due)
+        }
+    }
+
+    /// A night of Sleep: four notifications silenced (one then read), one critical delivered.
+    static func night(_ state: inout PartitionState, _ context: CompiledFocusContext) {
+        let night = Self.at("2026-11-24T21:30:00Z")
+        let events = [
+            Self.notification("n1", thread: "t1", score: 0.2),
+            Self.notification("n2", thread: "t1"),
+            Self.notification("n3", thread: "t2", score: 0.9),
+            Self.notification("c1", app: "chat"),
+            Self.notification("n4", thread: "t1", score: 1),
+            Self.notification("alarm", level: .critical),
+        ]
+        for (index, event) in events.enumerated() {
+            let decision = Self.decide(
+                &state, event, context, at: night + Int64(index) * 60_000, offset: 100 + Int64(index))
+            #expect(decision.outcome == (event.id == "alarm" ? .delivered : .silenced))
+        }
+        _ = state.admit(
+            NotificationEvent(kind: .read, id: "r", userID: "u", appID: "news", notificationIDs: ["n4"]),
+            context: context, nowMilliseconds: night + 600_000)
+    }
+
+    @Test(
+        "the end of Sleep sums up what it silenced and is unread: per app and thread, most relevant then oldest, once")
+    func scheduleEnd() throws {
+        let context = try Self.sleepContext()
+        var state = PartitionState(summaryItemsPerApp: 2)
+        Self.night(&state, context)
+        #expect(state.pendingSummaries.isEmpty, "Sleep is still on")
+        let sleepEnds = Self.at("2026-11-25T06:00:00Z")
+        #expect(state.nextTransitionAt() == sleepEnds)
+        Self.fire(&state, context, at: sleepEnds + 250)  // a timer fired a little late
+
+        let summary = try #require(state.pendingSummaries.first)
+        #expect(state.pendingSummaries.count == 1)
+        #expect(summary.trigger == .focusEnded && summary.focus == "Sleep" && summary.userID == "u")
+        #expect(summary.periodStartMilliseconds == Self.at("2026-11-24T21:30:00Z"))
+        #expect(summary.periodEndMilliseconds == sleepEnds, "the timer's instant, not the moment it fired")
+        #expect(summary.contextVersion == 7 && summary.total == 4)
+        #expect(summary.apps.map(\.appID) == ["chat", "news"])
+        #expect(summary.apps.map(\.total) == [1, 3])
+        #expect(summary.apps[0].threads.isEmpty, "c1 has no thread")
+        #expect(
+            summary.apps[1].threads == [
+                FocusSummary.ThreadTotal(threadID: "t1", total: 2), FocusSummary.ThreadTotal(threadID: "t2", total: 1),
+            ])
+        #expect(summary.apps[1].top.map(\.id) == ["n3", "n1"], "0.9, then 0.2; n2 (no score) past the two kept")
+        #expect(summary.apps[1].top.map(\.sourceOffset) == [102, 100])
+        #expect(summary.apps[1].top.first?.relevanceScore.map { ($0 * 100).rounded() } == 90)
+        #expect(summary.summaryID.count == 16)
+
+        // Listed once: the same Focus ending again (another timer, a new version) lists nothing.
+        _ = state.recompute(userID: "u", context: try Self.sleepContext(version: 8), nowMilliseconds: sleepEnds + 500)
+        #expect(state.pendingSummaries.count == 1)
+    }
+
+    @Test("a summary is part of the state: rolled back with an abort, made again alike; committed, never repeated")
+    func exactlyOnce() throws {
+        let context = try Self.sleepContext()
+        var state = PartitionState()
+        Self.night(&state, context)
+        let beforeEnd = FocusScheduleTests.changelog(&state)
+        let sleepEnds = Self.at("2026-11-25T06:00:00Z")
+        Self.fire(&state, context, at: sleepEnds)
+        let first = try #require(state.pendingSummaries.first)
+        state.rollback()
+        #expect(state.pendingSummaries.isEmpty)
+        Self.fire(&state, context, at: sleepEnds + 40)
+        #expect(state.pendingSummaries == [first], "the same summary, the same id")
+        let afterEnd = FocusScheduleTests.changelog(&state)
+
+        // A restart from the changelog before the end makes the same summary (ids, threads and
+        // sources come back from the entries); one from after it makes none.
+        var replayed = try FocusScheduleTests.restored(beforeEnd)
+        Self.fire(&replayed, context, at: sleepEnds + 900)
+        #expect(replayed.pendingSummaries.map(\.summaryID) == [first.summaryID])
+        #expect(replayed.pendingSummaries.first?.apps == first.apps)
+        var restarted = try FocusScheduleTests.restored(beforeEnd + afterEnd)
+        _ = restarted.recompute(userID: "u", context: context, nowMilliseconds: sleepEnds + 1_000, timerAt: sleepEnds)
+        #expect(restarted.pendingSummaries.isEmpty)
+    }
+
+    @Test("nothing is summed up when nothing was silenced, or all of it was read or cleared")
+    func nothingToSay() throws {
+        let context = try Self.sleepContext()
+        let sleepEnds = Self.at("2026-11-25T06:00:00Z")
+        var quiet = PartitionState()
+        _ = Self.decide(
+            &quiet, Self.notification("alarm", level: .critical), context, at: sleepEnds - 3_600_000, offset: 1)
+        Self.fire(&quiet, context, at: sleepEnds)
+        #expect(quiet.pendingSummaries.isEmpty)
+
+        var cleared = PartitionState()
+        Self.night(&cleared, context)
+        for app in ["news", "chat"] {
+            _ = cleared.admit(
+                NotificationEvent(kind: .clear, id: "c", userID: "u", appID: app), context: context,
+                nowMilliseconds: sleepEnds - 60_000)
+        }
+        Self.fire(&cleared, context, at: sleepEnds)
+        #expect(cleared.pendingSummaries.isEmpty)
+    }
+
+    @Test("a manual Focus turned off, or replaced by another, is summed up when the new context arrives")
+    func manualChanges() throws {
+        var compiler = FocusContextCompiler()
+        let personal = try compiler.compile(
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        let work = try compiler.compile(FocusContext(userID: "u", version: 2, focus: "Work", otherApps: .silence))
+        let off = try compiler.compile(FocusContext(userID: "u", version: 3))
+        var state = PartitionState()
+        let start = Self.at("2026-11-24T10:00:00Z")
+        _ = Self.decide(&state, Self.notification("p1"), personal, at: start, offset: 1)
+        _ = state.recompute(userID: "u", context: work, nowMilliseconds: start + 60_000)
+        #expect(state.pendingSummaries.map(\.focus) == ["Personal"])
+        #expect(state.pendingSummaries.first?.periodEndMilliseconds == start + 60_000)
+        _ = Self.decide(&state, Self.notification("w1"), work, at: start + 120_000, offset: 2)
+        _ = Self.decide(&state, Self.notification("w2", app: "chat"), work, at: start + 180_000, offset: 3)
+        state.commit()
+        _ = state.recompute(userID: "u", context: off, nowMilliseconds: start + 240_000)
+        #expect(state.pendingSummaries.map(\.focus) == ["Work"])
+        #expect(state.pendingSummaries.first?.total == 2)
+        #expect(state.pendingSummaries.first?.apps.flatMap { $0.top.map(\.id) } == ["w2", "w1"])
+    }
+
+    @Test("a decision under a new version sees the Focus ended too, before it is decided")
+    func endedSeenByADecision() throws {
+        var compiler = FocusContextCompiler()
+        let personal = try compiler.compile(
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        let off = try compiler.compile(FocusContext(userID: "u", version: 2))
+        var state = PartitionState()
+        _ = Self.decide(&state, Self.notification("p1"), personal, at: 1_000, offset: 1)
+        _ = Self.decide(&state, Self.notification("d1"), off, at: 2_000, offset: 2)
+        #expect(state.pendingSummaries.map { $0.apps.flatMap { $0.top.map(\.id) } } == [["p1"]], "d1 was delivered")
+    }
+
+    @Test("each summary time sums up what was silenced since the last summary, while the Focus stays on")
+    func summaryTimes() throws {
+        var compiler = FocusContextCompiler()
+        var document = FocusContext(
+            userID: "u", version: 1, focus: "Work", otherApps: .silence, timeZone: "Europe/Paris",
+            summaryTimes: [.init("18:00")!, .init("12:00")!])
+        let context = try compiler.compile(document)
+        var state = PartitionState()
+        _ = Self.decide(&state, Self.notification("m1"), context, at: Self.at("2026-11-24T08:00:00Z"), offset: 1)
+        let noon = Self.at("2026-11-24T11:00:00Z")
+        #expect(state.nextTransitionAt() == noon, "12:00 in Paris")
+        Self.fire(&state, context, at: noon + 30)
+        #expect(state.pendingSummaries.map(\.trigger) == [.summaryTime])
+        #expect(state.pendingSummaries.map(\.focus) == ["Work"])
+        #expect(state.pendingSummaries.map(\.periodEndMilliseconds) == [noon])
+        state.commit()
+        _ = Self.decide(&state, Self.notification("a1"), context, at: Self.at("2026-11-24T13:00:00Z"), offset: 2)
+        let evening = Self.at("2026-11-24T17:00:00Z")
+        #expect(state.nextTransitionAt() == evening)
+        Self.fire(&state, context, at: evening)
+        #expect(state.pendingSummaries.map { $0.apps.flatMap { $0.top.map(\.id) } } == [["a1"]])
+        state.commit()
+        // Nothing new by the next noon: no summary.
+        Self.fire(&state, context, at: noon + ZoneClock.dayMilliseconds)
+        #expect(state.pendingSummaries.isEmpty)
+        #expect(state.nextTransitionAt() == evening + ZoneClock.dayMilliseconds)
+
+        // The status is not about summary times: focused, until unknown (no expiry, no schedule).
+        #expect(context.status(at: noon).until == nil)
+        document.summaryTimes = []
+        #expect(try compiler.compile(document).nextTimer(after: noon) == nil)
+    }
+
+    @Test("summary times follow the schedules' daylight-saving rules")
+    func summaryTimesAcrossDaylightSaving() throws {
+        let times = try #require(SummaryTimes([.init("02:30")!], timeZone: "Europe/Paris"))
+        // 2026-03-29: Paris skips 02:00–03:00; 02:30 comes when the gap ends (01:00Z).
+        #expect(times.next(after: Self.at("2026-03-28T12:00:00Z")) == Self.at("2026-03-29T01:00:00Z"))
+        // 2026-10-25: 02:30 happens twice; the first (00:30Z) counts, once.
+        #expect(times.next(after: Self.at("2026-10-24T12:00:00Z")) == Self.at("2026-10-25T00:30:00Z"))
+        #expect(times.next(after: Self.at("2026-10-25T00:30:00Z")) == Self.at("2026-10-26T01:30:00Z"))
+        #expect(times.contains(Self.at("2026-10-25T00:30:00Z")) && !times.contains(Self.at("2026-10-25T01:30:00Z")))
+    }
+
+    @Test("summary times in a context: decoded, encoded, validated with the field named")
+    func document() throws {
+        let json = #"{"userId":"u","version":1,"timeZone":"Europe/Paris","summaryTimes":["08:00","18:30"]}"#
+        let context = try FocusContext.decode(from: Data(json.utf8))
+        #expect(context.summaryTimes.map(\.description) == ["08:00", "18:30"])
+        #expect(try FocusContext.decode(from: context.encoded()) == context)
+        func refusal(_ body: String) -> String? {
+            do {
+                _ = try FocusContext.decode(from: Data(#"{"userId":"u","version":1,\#(body)}"#.utf8))
+                return nil
+            } catch {
+                return error.field
+            }
+        }
+        #expect(refusal(#""summaryTimes":["08:00"]"#) == "timeZone")
+        #expect(refusal(#""timeZone":"UTC","summaryTimes":["08:00","08:00"]"#) == "summaryTimes[1]")
+        #expect(refusal(#""timeZone":"UTC","summaryTimes":["24:00"]"#) == "summaryTimes[0]")
+        let many = (0..<25).map { "\"" + String(format: "%02d:%02d", $0 % 24, $0 < 24 ? 0 : 30) + "\"" }
+        #expect(refusal(#""timeZone":"UTC","summaryTimes":[\#(many.joined(separator: ","))]"#) == "summaryTimes")
+    }
+
+    @Test("an entry's thread and summary item survive the changelog; entries written before them still restore")
+    func changelogForm() throws {
+        var compiler = FocusContextCompiler()
+        let personal = try compiler.compile(
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        var state = PartitionState()
+        _ = Self.decide(&state, Self.notification("s1", thread: "t", score: 0.5), personal, at: 5_000, offset: 41)
+        _ = state.admit(
+            NotificationEvent(id: "d1", userID: "u", appID: "news", filterCriteria: "x", senderID: "bob"),
+            context: personal, nowMilliseconds: 6_000)
+        let log = FocusScheduleTests.changelog(&state)
+        var restored = try FocusScheduleTests.restored(log)
+        let entries = restored.entries.filter { $0.has(StateEntry.alive) }.map { restored.attributes[$0.attributes] }
+        #expect(
+            Set(entries) == [
+                EntryAttributes(
+                    criteria: nil, sender: nil, thread: "t",
+                    silenced: SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")),
+                EntryAttributes(criteria: "x", sender: "bob"),
+            ])
+        // The record of an entry with no thread and no item is the form from before summaries:
+        // flags 1 (unread), app 1, arrival 1, decided-at 6000, no relevance, criteria "x", sender "bob".
+        let plain = try #require(
+            log.first { $0.0.starts(with: [0, UInt8(ascii: "E")]) && $0.1?.last == UInt8(ascii: "b") })
+        #expect(plain.1 == [1, 1, 1, 0xF0, 0x2E, 0, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
+        _ = restored.recompute(userID: "u", context: nil, nowMilliseconds: 7_000)
+        #expect(restored.pendingSummaries.first?.apps.first?.top.map(\.sourceOffset) == [41])
+    }
+}
