@@ -258,11 +258,9 @@ struct FocusSummaryTests {
         let entries = restored.entries.filter { $0.has(StateEntry.alive) }.map { restored.attributes[$0.attributes] }
         #expect(
             Set(entries) == [
-                EntryAttributes(
-                    criteria: nil, sender: nil, thread: "t",
-                    silenced: SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")),
-                EntryAttributes(criteria: "x", sender: "bob"),
+                EntryAttributes(criteria: nil, sender: nil, thread: "t"), EntryAttributes(criteria: "x", sender: "bob"),
             ])
+        #expect(Array(restored.summaryItems.values) == [SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")])
         // The record of an entry with no thread and no item is the form from before summaries:
         // flags 1 (unread), app 1, arrival 1, decided-at 6000, no relevance, criteria "x", sender "bob".
         let plain = try #require(
@@ -270,5 +268,27 @@ struct FocusSummaryTests {
         #expect(plain.1 == [1, 1, 1, 0xF0, 0x2E, 0, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
         _ = restored.recompute(userID: "u", context: nil, nowMilliseconds: 7_000)
         #expect(restored.pendingSummaries.first?.apps.first?.top.map(\.sourceOffset) == [41])
+    }
+
+    @Test("items of silenced notifications that are gone are swept at a commit once the table has doubled")
+    func sweep() throws {
+        var compiler = FocusContextCompiler()
+        let personal = try compiler.compile(
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        var state = PartitionState(maxUnreadPerApp: 10, dedupeWindow: 10)
+        for index in 0..<3_000 {
+            _ = Self.decide(&state, Self.notification("n\(index)"), personal, at: Int64(index), offset: Int64(index))
+            if index % 100 == 99 { state.commit() }
+        }
+        // Ten remembered (unread) per user; 2,990 entries gone: at most twice the live ones remain.
+        #expect(state.entryCount == 10)
+        #expect(state.summaryItems.count < 2 * 1024)
+        state.sweepSummaryItems()
+        #expect(state.summaryItems.count == 10)
+        // A rolled-back notification's item is garbage until a sweep, and harmless meanwhile.
+        _ = Self.decide(&state, Self.notification("late"), personal, at: 5_000, offset: 5_000)
+        state.rollback()
+        state.sweepSummaryItems()
+        #expect(state.summaryItems.count == 10)
     }
 }

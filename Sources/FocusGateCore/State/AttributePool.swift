@@ -1,20 +1,17 @@
 /// What an unread notification is counted by when a context changes (its filter criteria and
-/// its sender) and what a summary says of it (its thread and, once silenced, its id and source).
-/// Any may be absent.
+/// its sender) and the thread a summary counts it in. Any may be absent.
 struct EntryAttributes: Hashable {
     var criteria: String?
     var sender: String?
     var thread: String? = nil
-    /// Only for a silenced notification: unique to it, so the pool holds one value per silenced
-    /// notification still remembered.
-    var silenced: SilencedItem? = nil
 
     static let none = EntryAttributes(criteria: nil, sender: nil)
 
-    var isNone: Bool { self.criteria == nil && self.sender == nil && self.thread == nil && self.silenced == nil }
+    var isNone: Bool { self.criteria == nil && self.sender == nil && self.thread == nil }
 }
 
-/// What a summary lists of a silenced notification (docs/focus-schedules.md, Summaries).
+/// What a summary lists of a silenced notification (docs/focus-schedules.md, Summaries): unique
+/// to it, so kept beside the entry (``PartitionState/summaryItems``), not interned.
 struct SilencedItem: Hashable {
     var id: String
     /// The input record's offset in its partition (`focusgate-source`); `-1`: not known.

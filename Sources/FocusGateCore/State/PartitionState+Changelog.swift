@@ -162,9 +162,10 @@ extension PartitionState {
 
     private func encode(_ entry: StateEntry, to value: inout [UInt8]) {
         let attributes = self.attributes[entry.attributes]
+        let item = entry.has(StateEntry.silenced) ? self.summaryItem(of: entry) : nil
         // Only an entry with a thread or a summary item takes the extended form: others are
         // written as before summaries existed.
-        let extended = attributes.thread != nil || attributes.silenced != nil
+        let extended = attributes.thread != nil || item != nil
         var flags: UInt8 = 0
         if entry.has(StateEntry.unread) { flags |= 1 }
         if entry.has(StateEntry.silenced) { flags |= 2 }
@@ -179,7 +180,7 @@ extension PartitionState {
         if extended {
             Self.writeOptionalString(attributes.sender, to: &value)
             Self.writeOptionalString(attributes.thread, to: &value)
-            if let item = attributes.silenced {
+            if let item {
                 value.append(1)
                 Self.writeOptionalString(item.id, to: &value)
                 Self.writeVarint(UInt64(bitPattern: item.sourceOffset &+ 1), to: &value)
@@ -195,9 +196,12 @@ extension PartitionState {
 
     /// Length + 1 and the UTF-8 bytes; `0` for `nil`.
     private static func writeOptionalString(_ text: String?, to value: inout [UInt8]) {
-        guard let text else { return value.append(0) }
-        Self.writeVarint(UInt64(text.utf8.count) + 1, to: &value)
-        value.append(contentsOf: text.utf8)
+        guard var text else { return value.append(0) }
+        // One copy of the contiguous UTF-8 bytes: appending `text.utf8` goes byte by byte.
+        text.withUTF8 { bytes in
+            Self.writeVarint(UInt64(bytes.count) + 1, to: &value)
+            value.append(contentsOf: bytes)
+        }
     }
 
     // MARK: - Restore
@@ -262,6 +266,7 @@ extension PartitionState {
         let decidedAt = Int64(bitPattern: try reader.varint())
         let relevance = try reader.byte()
         var attributes = EntryAttributes(criteria: try reader.optionalString(), sender: nil)
+        var item: SilencedItem?
         if flags & 8 != 0 {
             attributes.sender = try reader.optionalString()
             attributes.thread = try reader.optionalString()
@@ -270,7 +275,7 @@ extension PartitionState {
                     throw StateFormatError(code: .malformed, message: "summary item without an id")
                 }
                 let offset = Int64(bitPattern: try reader.varint()) &- 1
-                attributes.silenced = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
+                item = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
             }
         } else if !reader.isAtEnd {
             guard let sender = try reader.optionalString(), !sender.isEmpty else {
@@ -282,6 +287,7 @@ extension PartitionState {
         guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
             throw StateFormatError(code: .malformed, message: "entry value")
         }
+        if let item { self.summaryItems[EntryKey(user: user, idHash: idHash)] = item }
         // Until finishRestore links them, `app` holds the app's ordinal (0: none).
         var entry = StateEntry.free
         entry.idHash = idHash

@@ -22,7 +22,7 @@ extension PartitionState {
             while entry != StateIndex.none {
                 let candidate = self.entries[Int(entry)]
                 if candidate.has(StateEntry.silenced) && !candidate.has(StateEntry.summarized),
-                    let item = self.attributes[candidate.attributes].silenced,
+                    let item = self.summaryItem(of: candidate),
                     isSummaryTime || (item.focus != nil && item.focus != focusNow)
                 {
                     picked.append((entry, item))
@@ -45,6 +45,21 @@ extension PartitionState {
             self.modifyEntry(entry) { $0.flags |= StateEntry.summarized }
             self.markEntry(entry)
         }
+    }
+
+    /// The summary item of a silenced entry; `nil` for one restored from before summaries.
+    func summaryItem(of entry: StateEntry) -> SilencedItem? {
+        self.summaryItems[EntryKey(user: entry.user, idHash: entry.idHash)]
+    }
+
+    /// Drops the items whose silenced entry is gone (read, dropped, left the window, rolled back).
+    mutating func sweepSummaryItems() {
+        self.summaryItems = self.summaryItems.filter { key, _ in
+            self.findEntry(user: key.user, idHash: key.idHash).map {
+                self.entries[Int($0)].has(StateEntry.silenced)
+            } ?? false
+        }
+        self.summaryItemsAfterSweep = self.summaryItems.count
     }
 
     private func summary(

@@ -43,6 +43,11 @@ public struct PartitionState {
     var statusUpdates: [FocusStatusUpdate] = []
     var statusUpdateIndex: [UInt32: Int] = [:]
     var summaries: [FocusSummary] = []
+    /// What a summary lists of each silenced notification, by the entry's (user, id hash): set
+    /// when the entry is made (or restored) and never changed, so an abort needs no undo; items
+    /// whose entry is gone are swept at a commit when the table has doubled.
+    var summaryItems: [EntryKey: SilencedItem] = [:]
+    var summaryItemsAfterSweep = 0
     var transitionQueue = TransitionQueue()
     var transitionCount = 0
     /// A timer was set or cleared since the commit: a rollback rebuilds the queue.
@@ -201,17 +206,15 @@ public struct PartitionState {
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
+        if silenced {
+            self.summaryItems[EntryKey(user: user, idHash: idHash)] = SilencedItem(
+                id: event.id, sourceOffset: sourceOffset, focus: context?.focusOn(atMilliseconds: nowMilliseconds))
+        }
         self.addEntry(
             StateEntry(
                 idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
                 attributes: self.attributes.intern(
-                    EntryAttributes(
-                        criteria: event.filterCriteria, sender: event.senderID, thread: event.threadID,
-                        silenced: silenced
-                            ? SilencedItem(
-                                id: event.id, sourceOffset: sourceOffset,
-                                focus: context?.focusOn(atMilliseconds: nowMilliseconds))
-                            : nil)),
+                    EntryAttributes(criteria: event.filterCriteria, sender: event.senderID, thread: event.threadID)),
                 arrival: 0, windowNext: StateIndex.none,
                 unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
                 relevance: StateEntry.relevanceByte(event.relevanceScore)))
@@ -307,6 +310,9 @@ public struct PartitionState {
         self.clearPendingBadgeUpdates()
         self.transitionsChanged = false
         if self.attributes.needsCollection { self.collectAttributes() }
+        if self.summaryItems.count >= 1024 && self.summaryItems.count >= 2 * self.summaryItemsAfterSweep {
+            self.sweepSummaryItems()
+        }
         self.committed = self.commitPoint
     }
 

@@ -285,3 +285,10 @@ enum StateChange: Hashable {
     case transition(user: UInt32)
     case status(user: UInt32)
 }
+
+/// An entry's identity, stable across the entry's moves in storage: its user's number and the
+/// hash of its notification id.
+struct EntryKey: Hashable {
+    var user: UInt32
+    var idHash: UInt64
+}
