@@ -9,11 +9,12 @@ import Foundation
 /// drawn from a Zipf distribution (s = 1), notifications from 40 senders 50 ms apart by record
 /// timestamp, a commit every 2,048 records. Three contexts: a Focus with an app predicate and
 /// nothing else; the same with 5,000 allowed and 5,000 silenced people and repeated senders; the
-/// same with rate limits on (20 per user per hour, 5 per app per 10 minutes). Each runs 400,000
+/// same with rate limits on (20 per user per hour, 5 per app per 10 minutes); the first with
+/// summaries on (a silenced notification keeps what a summary lists of it). Each runs 400,000
 /// records first, so the windows, sender rings and dedupe windows are at steady state.
 ///
 /// Wall-clock ratios vary by ±20% here; for instruction counts run one variant at a time under
-/// callgrind: `ONLY=0|1|2 RECORDS=200000 valgrind --tool=callgrind
+/// callgrind: `ONLY=0|1|2|3 RECORDS=200000 valgrind --tool=callgrind
 /// --toggle-collect='$s13FocusGateCore14PartitionStateV6decide*' .build/release/CoreBenchmark limits`.
 @MainActor func peopleAndLimitsBenchmark(
     records: Int = ProcessInfo.processInfo.environment["RECORDS"].flatMap(Int.init) ?? 1_000_000
@@ -44,6 +45,11 @@ import Foundation
             try! compiler.compile(
                 FocusContext(userID: "u", version: 1, focus: "Work", apps: filters, people: people, rateLimits: limits))
         ),
+        (
+            "Focus rules only, with summaries (each silenced notification keeps its summary item)",
+            try! compiler.compile(
+                FocusContext(userID: "u", version: 1, focus: "Work", apps: filters, summaries: .init()))
+        ),
     ]
     // Events built before timing: the benchmark measures deciding, not string formatting.
     var random = SplitMix(state: 7)
@@ -72,7 +78,7 @@ import Foundation
             position += 1
             let (decision, _) = state.decide(
                 event, lookup: lookup, defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
-                nowMilliseconds: sentAt, sentAtMilliseconds: sentAt)
+                nowMilliseconds: sentAt, sentAtMilliseconds: sentAt, sourceOffset: Int64(position))
             if decision.reason == .rateLimited { rateLimited += 1 }
             if position % 2048 == 0 {
                 state.writeChanges { key, value in changelogBytes += key.count + (value?.count ?? 0) }
@@ -98,5 +104,13 @@ import Foundation
                 format: "%.3f; %.3f (%d%% rate-limited; changelog %.1f, %.1f, %.1f B per record)", rates[1] / rates[0],
                 rates[2] / rates[1], limited[2], bytes[0], bytes[1], bytes[2]),
             #"{"benchmark":"people-limits-ratio","people":\#(String(format: "%.3f", rates[1] / rates[0])),"limits":\#(String(format: "%.3f", rates[2] / rates[1])),"rate_limited_percent":\#(limited[2]),"changelog_bytes_per_record":[\#(bytes.map { String(format: "%.1f", $0) }.joined(separator: ","))]}"#
+        ))
+    rows.append(
+        (
+            "decide with the partition state: rate with summaries / without (Focus rules only)",
+            String(
+                format: "%.3f (changelog %.1f B per record with, %.1f without)", rates[3] / rates[0], bytes[3], bytes[0]
+            ),
+            #"{"benchmark":"summaries-ratio","ratio":\#(String(format: "%.3f", rates[3] / rates[0])),"changelog_bytes_per_record":\#(String(format: "%.1f", bytes[3]))}"#
         ))
 }

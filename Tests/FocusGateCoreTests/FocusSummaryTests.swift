@@ -11,7 +11,7 @@ struct FocusSummaryTests {
     static func sleepContext(version: Int64 = 7, summaryTimes: [String] = []) throws -> CompiledFocusContext {
         var document = FocusScheduleTests.workAndSleep()
         document.version = version
-        document.summaryTimes = summaryTimes.map { FocusContext.LocalTime($0)! }
+        document.summaries = .init(times: summaryTimes.map { FocusContext.LocalTime($0)! })
         var compiler = FocusContextCompiler()
         return try compiler.compile(document)
     }
@@ -148,9 +148,9 @@ struct FocusSummaryTests {
     func manualChanges() throws {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
-            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
-        let work = try compiler.compile(FocusContext(userID: "u", version: 2, focus: "Work", otherApps: .silence))
-        let off = try compiler.compile(FocusContext(userID: "u", version: 3))
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
+        let work = try compiler.compile(FocusContext(userID: "u", version: 2, focus: "Work", otherApps: .silence, summaries: .init()))
+        let off = try compiler.compile(FocusContext(userID: "u", version: 3, summaries: .init()))
         var state = PartitionState()
         let start = Self.at("2026-11-24T10:00:00Z")
         _ = Self.decide(&state, Self.notification("p1"), personal, at: start, offset: 1)
@@ -170,8 +170,8 @@ struct FocusSummaryTests {
     func endedSeenByADecision() throws {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
-            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
-        let off = try compiler.compile(FocusContext(userID: "u", version: 2))
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
+        let off = try compiler.compile(FocusContext(userID: "u", version: 2, summaries: .init()))
         var state = PartitionState()
         _ = Self.decide(&state, Self.notification("p1"), personal, at: 1_000, offset: 1)
         _ = Self.decide(&state, Self.notification("d1"), off, at: 2_000, offset: 2)
@@ -183,7 +183,7 @@ struct FocusSummaryTests {
         var compiler = FocusContextCompiler()
         var document = FocusContext(
             userID: "u", version: 1, focus: "Work", otherApps: .silence, timeZone: "Europe/Paris",
-            summaryTimes: [.init("18:00")!, .init("12:00")!])
+            summaries: .init(atFocusEnd: false, times: [.init("18:00")!, .init("12:00")!]))
         let context = try compiler.compile(document)
         var state = PartitionState()
         _ = Self.decide(&state, Self.notification("m1"), context, at: Self.at("2026-11-24T08:00:00Z"), offset: 1)
@@ -207,7 +207,7 @@ struct FocusSummaryTests {
 
         // The status is not about summary times: focused, until unknown (no expiry, no schedule).
         #expect(context.status(at: noon).until == nil)
-        document.summaryTimes = []
+        document.summaries = nil
         #expect(try compiler.compile(document).nextTimer(after: noon) == nil)
     }
 
@@ -222,12 +222,14 @@ struct FocusSummaryTests {
         #expect(times.contains(Self.at("2026-10-25T00:30:00Z")) && !times.contains(Self.at("2026-10-25T01:30:00Z")))
     }
 
-    @Test("summary times in a context: decoded, encoded, validated with the field named")
+    @Test("summaries in a context: decoded with defaults, encoded, validated with the field named")
     func document() throws {
-        let json = #"{"userId":"u","version":1,"timeZone":"Europe/Paris","summaryTimes":["08:00","18:30"]}"#
+        let json = #"{"userId":"u","version":1,"timeZone":"Europe/Paris","summaries":{"times":["08:00","18:30"]}}"#
         let context = try FocusContext.decode(from: Data(json.utf8))
-        #expect(context.summaryTimes.map(\.description) == ["08:00", "18:30"])
+        #expect(context.summaries?.times.map(\.description) == ["08:00", "18:30"])
+        #expect(context.summaries?.atFocusEnd == true, "the default")
         #expect(try FocusContext.decode(from: context.encoded()) == context)
+        #expect(try FocusContext.decode(from: Data(#"{"userId":"u","version":1}"#.utf8)).summaries == nil)
         func refusal(_ body: String) -> String? {
             do {
                 _ = try FocusContext.decode(from: Data(#"{"userId":"u","version":1,\#(body)}"#.utf8))
@@ -236,18 +238,39 @@ struct FocusSummaryTests {
                 return error.field
             }
         }
-        #expect(refusal(#""summaryTimes":["08:00"]"#) == "timeZone")
-        #expect(refusal(#""timeZone":"UTC","summaryTimes":["08:00","08:00"]"#) == "summaryTimes[1]")
-        #expect(refusal(#""timeZone":"UTC","summaryTimes":["24:00"]"#) == "summaryTimes[0]")
+        #expect(refusal(#""summaries":{"times":["08:00"]}"#) == "timeZone")
+        #expect(refusal(#""timeZone":"UTC","summaries":{"times":["08:00","08:00"]}"#) == "summaries.times[1]")
+        #expect(refusal(#""timeZone":"UTC","summaries":{"times":["24:00"]}"#) == "summaries.times[0]")
         let many = (0..<25).map { "\"" + String(format: "%02d:%02d", $0 % 24, $0 < 24 ? 0 : 30) + "\"" }
-        #expect(refusal(#""timeZone":"UTC","summaryTimes":[\#(many.joined(separator: ","))]"#) == "summaryTimes")
+        #expect(
+            refusal(#""timeZone":"UTC","summaries":{"times":[\#(many.joined(separator: ","))]}"#) == "summaries.times")
+    }
+
+    @Test("a user whose context has no summaries: nothing is kept for them, nothing is published")
+    func optIn() throws {
+        var compiler = FocusContextCompiler()
+        let personal = try compiler.compile(FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        let off = try compiler.compile(FocusContext(userID: "u", version: 2))
+        var state = PartitionState()
+        let decision = Self.decide(&state, Self.notification("p1", thread: "t"), personal, at: 1_000, offset: 1)
+        #expect(decision.outcome == .silenced)
+        #expect(state.summaryItems.isEmpty)
+        _ = state.recompute(userID: "u", context: off, nowMilliseconds: 2_000)
+        #expect(state.pendingSummaries.isEmpty)
+        // Turned on later: what was silenced before has no item and is never listed.
+        let on = try compiler.compile(
+            FocusContext(userID: "u", version: 3, focus: "Personal", otherApps: .silence, summaries: .init()))
+        _ = Self.decide(&state, Self.notification("p2"), on, at: 3_000, offset: 2)
+        _ = state.recompute(userID: "u", context: try compiler.compile(
+            FocusContext(userID: "u", version: 4, summaries: .init())), nowMilliseconds: 4_000)
+        #expect(state.pendingSummaries.map { $0.apps.flatMap { $0.top.map(\.id) } } == [["p2"]])
     }
 
     @Test("an entry's thread and summary item survive the changelog; entries written before them still restore")
     func changelogForm() throws {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
-            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
         var state = PartitionState()
         _ = Self.decide(&state, Self.notification("s1", thread: "t", score: 0.5), personal, at: 5_000, offset: 41)
         _ = state.admit(
@@ -266,7 +289,8 @@ struct FocusSummaryTests {
         let plain = try #require(
             log.first { $0.0.starts(with: [0, UInt8(ascii: "E")]) && $0.1?.last == UInt8(ascii: "b") })
         #expect(plain.1 == [1, 1, 1, 0xF0, 0x2E, 0, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
-        _ = restored.recompute(userID: "u", context: nil, nowMilliseconds: 7_000)
+        let off = try compiler.compile(FocusContext(userID: "u", version: 2, summaries: .init()))
+        _ = restored.recompute(userID: "u", context: off, nowMilliseconds: 7_000)
         #expect(restored.pendingSummaries.first?.apps.first?.top.map(\.sourceOffset) == [41])
     }
 
@@ -274,7 +298,7 @@ struct FocusSummaryTests {
     func sweep() throws {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
-            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
         var state = PartitionState(maxUnreadPerApp: 10, dedupeWindow: 10)
         for index in 0..<3_000 {
             _ = Self.decide(&state, Self.notification("n\(index)"), personal, at: Int64(index), offset: Int64(index))

@@ -21,8 +21,9 @@ struct ContractDocumentsTests {
     /// A summary as the state makes it: three notifications Sleep silenced, then Sleep off.
     static func summaryRecord(withScores: Bool) throws -> [UInt8] {
         var compiler = FocusContextCompiler()
-        let sleep = try compiler.compile(FocusContext(userID: "u-5", version: 1, focus: "Sleep", otherApps: .silence))
-        let off = try compiler.compile(FocusContext(userID: "u-5", version: 2))
+        let sleep = try compiler.compile(
+            FocusContext(userID: "u-5", version: 1, focus: "Sleep", otherApps: .silence, summaries: .init()))
+        let off = try compiler.compile(FocusContext(userID: "u-5", version: 2, summaries: .init()))
         var state = PartitionState()
         for (index, thread) in ["family", nil, "family"].enumerated() {
             let event = NotificationEvent(

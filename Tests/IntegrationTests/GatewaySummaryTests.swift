@@ -26,6 +26,13 @@ extension EmbeddedBrokerTests {
             return sources
         }
 
+        /// `context` with summaries at the end of each Focus period.
+        static func withSummaries(_ context: FocusContext) -> FocusContext {
+            var context = context
+            context.summaries = .init()
+            return context
+        }
+
         static func json(_ record: Audit.SummaryRecord) throws -> [String: Any] {
             try #require(try JSONSerialization.jsonObject(with: Data(record.value)) as? [String: Any])
         }
@@ -38,7 +45,7 @@ extension EmbeddedBrokerTests {
             configuration.clock = clock
             let instance = try await InProcessGateway(bench, configuration: configuration)
             let sleep = DailySleep(user: "u-sum", clock: clock)
-            try await bench.put(sleep.context)
+            try await bench.put(Self.withSummaries(sleep.context))
             try await instance.waitUntil({ instance.invalidationsHandled >= 1 }, what: "the context announced")
             clock.advance(by: sleep.untilOpen(clock))
             let records = [
@@ -94,7 +101,7 @@ extension EmbeddedBrokerTests {
             var sleep: DailySleep?
             for user in users {
                 sleep = DailySleep(user: user, clock: clock)
-                try await bench.put(sleep!.context)
+                try await bench.put(Self.withSummaries(sleep!.context))
             }
             try await first.waitUntil(
                 { first.invalidationsHandled >= Double(users.count) }, what: "the contexts announced")
@@ -152,7 +159,8 @@ extension EmbeddedBrokerTests {
             try await bench.put(
                 FocusContext(
                     userID: "u-kill-sum", version: 1, focus: "Sleep",
-                    expiresAt: Date(timeIntervalSince1970: Double(expiry) / 1000), otherApps: .silence))
+                    expiresAt: Date(timeIntervalSince1970: Double(expiry) / 1000), otherApps: .silence,
+                    summaries: .init()))
             let records = [Events.notification("ks-1", user: "u-kill-sum", thread: "t")]
             try bench.send(records)
             let silenced = try await bench.waitForOutputs(1)

@@ -27,16 +27,16 @@ public final class CompiledFocusContext: Sendable {
     /// Which of its context's Focus configurations this is (`0`: the context's own fields), so
     /// that a badge counted under one Focus is recounted under another of the same version.
     let focusOrdinal: UInt8
-    /// When the user's summaries of silenced notifications are due; `nil`: only at the end of a
-    /// Focus period.
-    let summaryTimes: SummaryTimes?
+    /// Whether and when what the user's Foci silence is summed up; `nil`: never (nothing is kept
+    /// for summaries).
+    let summaries: SummaryPolicy?
 
     // A class of constants: the record loop passes a context around by one reference (a struct
     // of this many fields was copied, with a retain per field, at each hand-over).
     init(
         version: Int64, focus: String?, expiresAtMilliseconds: Int64, allowTimeSensitive: Bool, hideBadges: Bool,
         silencesOtherApps: Bool, sharesStatus: Bool, apps: ContiguousArray<App>, people: People?,
-        rateLimits: RateLimitPolicy?, scheduled: ScheduledFoci?, focusOrdinal: UInt8, summaryTimes: SummaryTimes? = nil
+        rateLimits: RateLimitPolicy?, scheduled: ScheduledFoci?, focusOrdinal: UInt8, summaries: SummaryPolicy? = nil
     ) {
         self.version = version
         self.focus = focus
@@ -50,7 +50,7 @@ public final class CompiledFocusContext: Sendable {
         self.rateLimits = rateLimits
         self.scheduled = scheduled
         self.focusOrdinal = focusOrdinal
-        self.summaryTimes = summaryTimes
+        self.summaries = summaries
     }
 
     /// The people lists as one hash table by the sender id's 64-bit hash (which the record loop
@@ -135,13 +135,13 @@ public final class CompiledFocusContext: Sendable {
     /// (``nextTransition(after:)``) or the next summary time, whichever comes first.
     public func nextTimer(after instant: Int64) -> Int64? {
         let transition = self.nextTransition(after: instant)
-        guard let summary = self.summaryTimes?.next(after: instant) else { return transition }
+        guard let summary = self.summaries?.times?.next(after: instant) else { return transition }
         return min(transition ?? .max, summary)
     }
 
     /// Whether `instant` is one of the user's summary times.
     public func isSummaryTime(_ instant: Int64) -> Bool {
-        self.summaryTimes?.contains(instant) ?? false
+        self.summaries?.times?.contains(instant) ?? false
     }
 
     /// What `focus.status` says of the user at `instant`: focused while a Focus that shares its
@@ -230,6 +230,7 @@ public struct FocusContextCompiler {
     {
         let expiry = context.expiresAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) } ?? Int64.max
         let manual = context.focus.map { context.configuration(of: $0) } ?? context.configuration(of: "")
+        let summaries = context.summaries.map { SummaryPolicy($0, timeZone: context.timeZone) }
         var scheduled: ScheduledFoci?
         if !context.schedules.isEmpty {
             var configurations: [String: CompiledFocusContext] = [:]
@@ -238,23 +239,23 @@ public struct FocusContextCompiler {
                 configurations[name] = try self.compile(
                     context.configuration(of: name), focus: name, version: context.version, expiry: .max,
                     scheduled: nil, fieldPrefix: context.foci[name] == nil ? "" : "foci.\(name).",
-                    ordinal: UInt8(index + 1))
+                    ordinal: UInt8(index + 1), summaries: summaries)
             }
             let off = try self.compile(
                 FocusContext.FocusConfiguration(), focus: nil, version: context.version, expiry: .max, scheduled: nil,
-                fieldPrefix: "")
+                fieldPrefix: "", summaries: summaries)
             scheduled = ScheduledFoci(
                 timeline: FocusTimeline(context), configurations: configurations, off: off, horizonFrom: horizonFrom)
         }
         return try self.compile(
             manual, focus: context.focus, version: context.version, expiry: expiry, scheduled: scheduled,
             fieldPrefix: context.focus.flatMap { context.foci[$0] == nil ? nil : "foci.\($0)." } ?? "",
-            summaryTimes: SummaryTimes(context.summaryTimes, timeZone: context.timeZone))
+            summaries: summaries)
     }
 
     private mutating func compile(
         _ configuration: FocusContext.FocusConfiguration, focus: String?, version: Int64, expiry: Int64,
-        scheduled: ScheduledFoci?, fieldPrefix: String, ordinal: UInt8 = 0, summaryTimes: SummaryTimes? = nil
+        scheduled: ScheduledFoci?, fieldPrefix: String, ordinal: UInt8 = 0, summaries: SummaryPolicy? = nil
     ) throws(FocusContextError) -> CompiledFocusContext {
         let sorted = configuration.apps.sorted(by: { $0.key < $1.key })
         let key = AppListKey(
@@ -295,7 +296,7 @@ public struct FocusContextCompiler {
             rateLimits: configuration.rateLimits.map(RateLimitPolicy.init),
             scheduled: scheduled,
             focusOrdinal: ordinal,
-            summaryTimes: summaryTimes
+            summaries: summaries
         )
     }
 

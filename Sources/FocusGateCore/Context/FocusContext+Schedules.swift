@@ -175,16 +175,16 @@ extension FocusContext {
                     code: "invalid-value", field: "\(field).end", message: "a window must not start and end at once")
             }
         }
-        guard self.summaryTimes.count <= Self.maxSummaryTimes else {
+        let times = self.summaries?.times ?? []
+        guard times.count <= Self.maxSummaryTimes else {
             throw FocusContextError(
-                code: "invalid-value", field: "summaryTimes", message: "more than \(Self.maxSummaryTimes) summary times"
-            )
+                code: "invalid-value", field: "summaries.times", message: "more than \(Self.maxSummaryTimes) summary times")
         }
-        for (index, time) in self.summaryTimes.enumerated() where self.summaryTimes[..<index].contains(time) {
+        for (index, time) in times.enumerated() where times[..<index].contains(time) {
             throw FocusContextError(
-                code: "invalid-value", field: "summaryTimes[\(index)]", message: "\(time) is given twice")
+                code: "invalid-value", field: "summaries.times[\(index)]", message: "\(time) is given twice")
         }
-        if !self.summaryTimes.isEmpty && self.timeZone == nil {
+        if !times.isEmpty && self.timeZone == nil {
             throw FocusContextError(
                 code: "missing-field", field: "timeZone", message: "summary times need the user's IANA time zone")
         }

@@ -39,9 +39,9 @@ public struct FocusContext: Sendable, Hashable, Codable {
     /// Whether `focus.status` tells senders the user is focused while the manual ``focus`` is
     /// on. Default: `true`.
     public var sharesStatus: Bool
-    /// Local times of day (in ``timeZone``) at which the notifications silenced since the last
-    /// summary, and still unread, are summed up on `notifications.summaries`. Default: none.
-    public var summaryTimes: [LocalTime]
+    /// Summaries of what the user's Foci silenced, on `notifications.summaries`; `nil`: none are
+    /// made, and nothing is kept for them. Default: `nil`.
+    public var summaries: Summaries?
 
     /// Creates a context.
     public init(
@@ -60,7 +60,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         foci: [String: FocusConfiguration] = [:],
         schedules: [Schedule] = [],
         sharesStatus: Bool = true,
-        summaryTimes: [LocalTime] = []
+        summaries: Summaries? = nil
     ) {
         self.userID = userID
         self.version = version
@@ -77,7 +77,29 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.foci = foci
         self.schedules = schedules
         self.sharesStatus = sharesStatus
-        self.summaryTimes = summaryTimes
+        self.summaries = summaries
+    }
+
+    /// When the user wants what a Focus silenced summed up (docs/focus-schedules.md, Summaries).
+    public struct Summaries: Sendable, Hashable, Codable {
+        /// At the end of each Focus period. Default: `true`.
+        public var atFocusEnd: Bool
+        /// Local times of day, in the context's ``FocusContext/timeZone``. Default: none.
+        public var times: [LocalTime]
+
+        /// Creates the settings.
+        public init(atFocusEnd: Bool = true, times: [LocalTime] = []) {
+            self.atFocusEnd = atFocusEnd
+            self.times = times
+        }
+
+        private enum CodingKeys: String, CodingKey { case atFocusEnd, times }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.atFocusEnd = try container.decodeIfPresent(Bool.self, forKey: .atFocusEnd) ?? true
+            self.times = try container.decodeIfPresent([LocalTime].self, forKey: .times) ?? []
+        }
     }
 
     /// What a Focus does to an app it does not list.
@@ -143,7 +165,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case userID = "userId", version, focus, expiresAt, allowTimeSensitive, hideBadges, otherApps, apps, people,
-            rateLimits, timeZone, focusSetAt, foci, schedules, sharesStatus, summaryTimes
+            rateLimits, timeZone, focusSetAt, foci, schedules, sharesStatus, summaries
     }
 
     public init(from decoder: any Decoder) throws {
@@ -163,7 +185,7 @@ public struct FocusContext: Sendable, Hashable, Codable {
         self.foci = try container.decodeIfPresent([String: FocusConfiguration].self, forKey: .foci) ?? [:]
         self.schedules = try container.decodeIfPresent([Schedule].self, forKey: .schedules) ?? []
         self.sharesStatus = try container.decodeIfPresent(Bool.self, forKey: .sharesStatus) ?? true
-        self.summaryTimes = try container.decodeIfPresent([LocalTime].self, forKey: .summaryTimes) ?? []
+        self.summaries = try container.decodeIfPresent(Summaries.self, forKey: .summaries)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -184,6 +206,6 @@ public struct FocusContext: Sendable, Hashable, Codable {
         if !self.foci.isEmpty { try container.encode(self.foci, forKey: .foci) }
         if !self.schedules.isEmpty { try container.encode(self.schedules, forKey: .schedules) }
         if !self.sharesStatus { try container.encode(false, forKey: .sharesStatus) }
-        if !self.summaryTimes.isEmpty { try container.encode(self.summaryTimes, forKey: .summaryTimes) }
+        try container.encodeIfPresent(self.summaries, forKey: .summaries)
     }
 }

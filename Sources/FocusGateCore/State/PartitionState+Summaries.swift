@@ -14,6 +14,8 @@ extension PartitionState {
     mutating func summarizeSilenced(
         user: UInt32, context: CompiledFocusContext?, atMilliseconds at: Int64, isSummaryTime: Bool
     ) {
+        // A user without summaries has no items; one without them at a Focus's end waits for a summary time.
+        guard let policy = context?.summaries, policy.atFocusEnd || isSummaryTime else { return }
         let focusNow = context?.inForce(atMilliseconds: at).focusOn(atMilliseconds: at)
         var picked: [(entry: UInt32, item: SilencedItem)] = []
         var app = self.users[Int(user)].firstApp
@@ -23,7 +25,7 @@ extension PartitionState {
                 let candidate = self.entries[Int(entry)]
                 if candidate.has(StateEntry.silenced) && !candidate.has(StateEntry.summarized),
                     let item = self.summaryItem(of: candidate),
-                    isSummaryTime || (item.focus != nil && item.focus != focusNow)
+                    isSummaryTime || (policy.atFocusEnd && item.focus != nil && item.focus != focusNow)
                 {
                     picked.append((entry, item))
                 }
@@ -35,7 +37,7 @@ extension PartitionState {
         // One summary per Focus that silenced them: none (a rate limit) first, then by name.
         let byFocus = Dictionary(grouping: picked, by: \.item.focus)
         for focus in byFocus.keys.sorted(by: { ($0 == nil ? 0 : 1, $0 ?? "") < ($1 == nil ? 0 : 1, $1 ?? "") }) {
-            let ended = focus != nil && focus != focusNow
+            let ended = policy.atFocusEnd && focus != nil && focus != focusNow
             self.summaries.append(
                 self.summary(
                     of: byFocus[focus]!, user: user, focus: focus, trigger: ended ? .focusEnded : .summaryTime,

@@ -206,7 +206,8 @@ public struct PartitionState {
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
-        if silenced {
+        // Kept only for a user who wants summaries: the rest pay nothing for them.
+        if silenced, context?.summaries != nil {
             self.summaryItems[EntryKey(user: user, idHash: idHash)] = SilencedItem(
                 id: event.id, sourceOffset: sourceOffset, focus: context?.focusOn(atMilliseconds: nowMilliseconds))
         }

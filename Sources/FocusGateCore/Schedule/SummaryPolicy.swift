@@ -1,7 +1,22 @@
-// MARK: - Summary times
+// MARK: - Summaries: whether, and when
 
-/// A context's summary times (``FocusContext/summaryTimes``) in the user's zone: when the next one
-/// comes, and whether an instant is one. Local times follow the schedules' rules across
+/// A context's ``FocusContext/summaries``, compiled: shared by the context and each of its Foci's
+/// configurations, so that whichever is in force says whether a silenced notification is kept
+/// for summaries.
+final class SummaryPolicy: Sendable {
+    /// At the end of each Focus period.
+    let atFocusEnd: Bool
+    /// The summary times; `nil`: none.
+    let times: SummaryTimes?
+
+    init(_ settings: FocusContext.Summaries, timeZone: String?) {
+        self.atFocusEnd = settings.atFocusEnd
+        self.times = SummaryTimes(settings.times, timeZone: timeZone)
+    }
+}
+
+/// A context's summary times in the user's zone: when the next one comes, and whether an instant
+/// is one. Local times follow the schedules' rules across
 /// daylight-saving changes (``ZoneClock/instant(ofLocal:)``): a skipped time comes at the end of
 /// the gap, a repeated one at its first occurrence.
 final class SummaryTimes: Sendable {
