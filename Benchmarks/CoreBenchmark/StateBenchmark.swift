@@ -124,7 +124,8 @@ import Foundation
 /// entry also keeps what a summary lists of it (id, input offset, Focus, thread).
 @MainActor func stateMemoryBenchmark(users: Int = 200_000, history: Int = 20, silenced: Bool = false) {
     var compiler = FocusContextCompiler()
-    let sleep = try! compiler.compile(FocusContext(userID: "u", version: 1, focus: "Sleep", otherApps: .silence, summaries: .init()))
+    let sleep = try! compiler.compile(
+        FocusContext(userID: "u", version: 1, focus: "Sleep", otherApps: .silence, summaries: .init()))
     let before = heapInUse()
     var state = PartitionState()
     for user in 0..<users {

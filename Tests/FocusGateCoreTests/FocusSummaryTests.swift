@@ -149,7 +149,8 @@ struct FocusSummaryTests {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
             FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
-        let work = try compiler.compile(FocusContext(userID: "u", version: 2, focus: "Work", otherApps: .silence, summaries: .init()))
+        let work = try compiler.compile(
+            FocusContext(userID: "u", version: 2, focus: "Work", otherApps: .silence, summaries: .init()))
         let off = try compiler.compile(FocusContext(userID: "u", version: 3, summaries: .init()))
         var state = PartitionState()
         let start = Self.at("2026-11-24T10:00:00Z")
@@ -249,7 +250,8 @@ struct FocusSummaryTests {
     @Test("a user whose context has no summaries: nothing is kept for them, nothing is published")
     func optIn() throws {
         var compiler = FocusContextCompiler()
-        let personal = try compiler.compile(FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
+        let personal = try compiler.compile(
+            FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence))
         let off = try compiler.compile(FocusContext(userID: "u", version: 2))
         var state = PartitionState()
         let decision = Self.decide(&state, Self.notification("p1", thread: "t"), personal, at: 1_000, offset: 1)
@@ -261,8 +263,10 @@ struct FocusSummaryTests {
         let on = try compiler.compile(
             FocusContext(userID: "u", version: 3, focus: "Personal", otherApps: .silence, summaries: .init()))
         _ = Self.decide(&state, Self.notification("p2"), on, at: 3_000, offset: 2)
-        _ = state.recompute(userID: "u", context: try compiler.compile(
-            FocusContext(userID: "u", version: 4, summaries: .init())), nowMilliseconds: 4_000)
+        _ = state.recompute(
+            userID: "u",
+            context: try compiler.compile(
+                FocusContext(userID: "u", version: 4, summaries: .init())), nowMilliseconds: 4_000)
         #expect(state.pendingSummaries.map { $0.apps.flatMap { $0.top.map(\.id) } } == [["p2"]])
     }
 

@@ -178,7 +178,8 @@ extension FocusContext {
         let times = self.summaries?.times ?? []
         guard times.count <= Self.maxSummaryTimes else {
             throw FocusContextError(
-                code: "invalid-value", field: "summaries.times", message: "more than \(Self.maxSummaryTimes) summary times")
+                code: "invalid-value", field: "summaries.times",
+                message: "more than \(Self.maxSummaryTimes) summary times")
         }
         for (index, time) in times.enumerated() where times[..<index].contains(time) {
             throw FocusContextError(
