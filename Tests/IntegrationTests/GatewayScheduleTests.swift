@@ -51,6 +51,20 @@ extension EmbeddedBrokerTests {
             var end: Int64 { Self.paris.instant(ofLocal: self.start + 3_600_000) }
         }
 
+        /// A second instance joins and takes some partitions, then `first` stops: the survivor,
+        /// once it owns every partition.
+        static func handOver(
+            _ bench: GatewayBench, from first: InProcessGateway, configuration: GatewayConfiguration
+        ) async throws -> InProcessGateway {
+            let second = try await InProcessGateway(bench, configuration: configuration)
+            try await second.waitUntil({ second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(30))
+            try await first.stop()
+            try await second.waitUntil(
+                { second.metric("focusgate_assigned_partitions") == Double(bench.partitions) }, timeout: .seconds(30),
+                what: "the survivor owns every partition")
+            return second
+        }
+
         /// The JSON values of `topic`'s records under `key`, in order.
         static func records(_ bench: GatewayBench, _ topic: String, key: String) throws -> [[String: Any]] {
             try bench.readAll(topic).filter { $0.keyString == key }.compactMap {
@@ -164,12 +178,7 @@ extension EmbeddedBrokerTests {
             ) { $0.count == users.count }
 
             // A second instance takes some partitions (and their timers), then the first leaves.
-            let second = try await InProcessGateway(bench, configuration: configuration)
-            try await second.waitUntil({ second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(30))
-            try await first.stop()
-            try await second.waitUntil(
-                { second.metric("focusgate_assigned_partitions") == 4 }, timeout: .seconds(30),
-                what: "the survivor owns every partition")
+            let second = try await Self.handOver(bench, from: first, configuration: configuration)
 
             // Sleep starts for everyone; no input comes.
             clock.advance(by: sleep!.untilOpen(clock))

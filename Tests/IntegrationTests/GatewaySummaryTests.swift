@@ -117,12 +117,7 @@ extension EmbeddedBrokerTests {
 
             // A second instance takes some partitions (their entries and timers through the
             // changelog), then the first leaves.
-            let second = try await InProcessGateway(bench, configuration: configuration)
-            try await second.waitUntil({ second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(30))
-            try await first.stop()
-            try await second.waitUntil(
-                { second.metric("focusgate_assigned_partitions") == 4 }, timeout: .seconds(30),
-                what: "the survivor owns every partition")
+            let second = try await GatewayScheduleTests.handOver(bench, from: first, configuration: configuration)
 
             clock.advance(by: .seconds(3_600))
             let audit = try await Wait.for("every user's summary", timeout: .seconds(30), { try bench.audit() }) {
