@@ -62,6 +62,24 @@ defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem
 let store = try await SQLiteContextStore.open(path: path, logger: logger)
 let apps = ["com.example.chat", "com.example.mail", "com.example.calendar", "com.example.news", "com.example.shop"]
 let criteria = ["work-account", "personal", "family", "team-a", "team-b", "alerts", "promo", ""]
+// The embedded broker holds a fetch for the whole fetch.wait.max.ms when it has no data at the
+// moment of the request (a real broker answers as soon as data arrives): keep the wait short, as
+// `serve` does with the embedded broker. Same settings for the raw pipe and the gateway.
+let kafkaProperties = [
+    "heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000", "fetch.wait.max.ms": "10",
+]
+let runs = Atomic(0)
+func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
+
+// `GatewayBenchmark transition`: a mass Focus transition end to end (Transition.swift), alone.
+if CommandLine.arguments.dropFirst().first == "transition" {
+    let row = try await massTransitionBenchmark()
+    print("| gateway benchmark: mass transition | result |\n|---|---|\n| \(row.name) | \(row.value) |\n\(row.json)")
+    await store.close()
+    broker.shutdown()
+    exit(0)
+}
+
 // Half of the users have a Focus on, with filters on some apps, one app silenced, others delivered.
 try await store.bulkInsertForBenchmark(
     (0..<users).filter { $0 % 2 == 0 }.map { index in
@@ -83,15 +101,6 @@ try produce(topic: input, range: 0..<(warmup + recordCount))
 log(
     "preloaded \(warmup) warm-up and \(recordCount) measured records; \(historyRecords.reduce(0) { $0 + $1.count }) history records per run"
 )
-
-// The embedded broker holds a fetch for the whole fetch.wait.max.ms when it has no data at the
-// moment of the request (a real broker answers as soon as data arrives): keep the wait short, as
-// `serve` does with the embedded broker. Same settings for the raw pipe and the gateway.
-let kafkaProperties = [
-    "heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000", "fetch.wait.max.ms": "10",
-]
-let runs = Atomic(0)
-func nextRun() -> Int { runs.add(1, ordering: .relaxed).newValue }
 
 // MARK: - Raw pass-through
 
@@ -391,72 +400,17 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
     let total = Int(offered * seconds)
     // The reader starts at the outputs' current ends and measures now − sentAtUs per record.
+    let ready = Flag()
     let reader = Task {
-        try await DedicatedThread.run(name: "reader") { () -> [Double] in
-            var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
-            configuration.properties = ["fetch.wait.max.ms": "1"]
-            let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-            var start: [KafkaTopicPartition] = []
-            for name in [TopicNames().delivered, TopicNames().silenced] {
-                for partition in 0..<Int32(partitions) {
-                    let high = try consumer.watermarks(topic: name, partition: partition, timeout: .seconds(10)).high
-                    start.append(KafkaTopicPartition(topic: name, partition: partition, offset: high))
-                }
-            }
-            try consumer.assign(start)
-            var latencies: [Double] = []
-            let marker = Array(#""sentAtUs":"#.utf8)
-            let deadline = ContinuousClock.now + .seconds(seconds + 20)
-            while ContinuousClock.now < deadline {
-                consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
-                    let now = Double(DispatchTime.now().uptimeNanoseconds) / 1000
-                    for record in batch {
-                        guard let value = record.value, let range = value.firstRange(of: marker) else { continue }
-                        var micros: Int64 = 0
-                        var index = range.upperBound
-                        while index < value.count, value[index] >= 48, value[index] <= 57 {
-                            micros = micros * 10 + Int64(value[index] - 48)
-                            index += 1
-                        }
-                        if micros > 0 { latencies.append((now - Double(micros)) / 1000) }
-                    }
-                }
-                if latencies.count >= Int(Double(total) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
-            }
-            return latencies
+        try await DedicatedThread.run(name: "reader") {
+            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
         }
     }
-    try await Task.sleep(for: .milliseconds(500))
-    // Producer at a fixed rate: a burst every millisecond, each record stamped when produced.
+    while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
     _ = try await DedicatedThread.run(name: "paced-producer") {
-        let producer = try KafkaProducer(
-            configuration: {
-                var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-                configuration.linger = .zero
-                return configuration
-            }(),
-            logger: logger, onDeliveryReport: { _ in }
-        )
-        let handle = try producer.topic(topic)
-        let begin = DispatchTime.now().uptimeNanoseconds
-        var sent = 0
-        while sent < total {
-            let due = Int(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 * offered)
-            while sent < min(due, total) {
-                let record = event(1_000_000 + sent, sentAtMicros: Int64(DispatchTime.now().uptimeNanoseconds / 1000))
-                try record.key.withUnsafeBytes { key in
-                    try record.value.withUnsafeBytes { value in
-                        try producer.produce(topic: handle, key: key, value: value)
-                    }
-                }
-                sent += 1
-            }
-            producer.poll()
-            usleep(200)
-        }
-        try producer.flush(timeout: .seconds(30))
+        try producePaced(topic: topic, offered: offered, total: total)
     }
-    let latencies = try await reader.value.sorted()
+    let latencies = try await reader.value.map(\.ms).sorted()
     await instance.stop()
     return latencies
 }
@@ -465,10 +419,7 @@ for (offered, seconds, label) in [
     (median(gateway[.atLeastOnce]!) / 2, 10.0, "half the measured maximum"), (1000.0, 5.0, "a light load"),
 ] {
     let latencies = try await latencies(offered: offered, seconds: seconds)
-    func percentile(_ p: Double) -> Double {
-        latencies.isEmpty ? .nan : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
-    }
-    let (p50, p99, p999) = (percentile(0.5), percentile(0.99), percentile(0.999))
+    let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
     rows.append(
         (
             "latency at \(format(offered)) records/s offered (\(label)), at-least-once (goal p99 < 20 ms)",

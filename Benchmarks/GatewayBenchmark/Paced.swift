@@ -1,0 +1,96 @@
+import FocusGate
+import FocusGateKafka
+import Foundation
+import Synchronization
+
+// MARK: - Offered load and its latency: records stamped when produced, read back from the outputs
+
+/// Set once by one thread, read by another.
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set() { self.value.store(true, ordering: .releasing) }
+    var isSet: Bool { self.value.load(ordering: .acquiring) }
+}
+
+/// Wall-clock microseconds now: the producer stamps records with it and the reader compares.
+func wallMicros() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+}
+
+/// Reads the delivered and silenced outputs from their current ends for up to `seconds` (and
+/// until 90% of `expected` stamped records arrived once that time is nearly up); returns, per
+/// stamped record, when it was produced (wall µs) and how long until it was read (ms).
+///
+/// Call before producing; `ready` is set once the reader is positioned.
+func readStampedOutputs(expected: Int, seconds: Double, ready: Flag) throws -> [(sentAt: Int64, ms: Double)] {
+    var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
+    configuration.properties = ["fetch.wait.max.ms": "1"]
+    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+    var start: [KafkaTopicPartition] = []
+    for name in [TopicNames().delivered, TopicNames().silenced] {
+        for partition in 0..<Int32(partitions) {
+            let high = try consumer.watermarks(topic: name, partition: partition, timeout: .seconds(10)).high
+            start.append(KafkaTopicPartition(topic: name, partition: partition, offset: high))
+        }
+    }
+    try consumer.assign(start)
+    ready.set()
+    var latencies: [(sentAt: Int64, ms: Double)] = []
+    let marker = Array(#""sentAtUs":"#.utf8)
+    let deadline = ContinuousClock.now + .seconds(seconds + 20)
+    while ContinuousClock.now < deadline {
+        consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
+            let now = wallMicros()
+            for record in batch {
+                guard let value = record.value, let range = value.firstRange(of: marker) else { continue }
+                var micros: Int64 = 0
+                var index = range.upperBound
+                while index < value.count, value[index] >= 48, value[index] <= 57 {
+                    micros = micros * 10 + Int64(value[index] - 48)
+                    index += 1
+                }
+                if micros > 0 { latencies.append((micros, Double(now - micros) / 1000)) }
+            }
+        }
+        if latencies.count >= Int(Double(expected) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
+    }
+    return latencies
+}
+
+/// Produces `total` records to `topic` at `offered` per second (a burst every 200 µs), each
+/// stamped when produced; record numbers start at `first`.
+func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000_000) throws {
+    let producer = try KafkaProducer(
+        configuration: {
+            var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            configuration.linger = .zero
+            return configuration
+        }(),
+        logger: logger, onDeliveryReport: { _ in }
+    )
+    let handle = try producer.topic(topic)
+    let begin = DispatchTime.now().uptimeNanoseconds
+    var sent = 0
+    while sent < total {
+        let due = Int(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9 * offered)
+        while sent < min(due, total) {
+            let record = event(first + sent, sentAtMicros: wallMicros())
+            try record.key.withUnsafeBytes { key in
+                try record.value.withUnsafeBytes { value in
+                    try producer.produce(topic: handle, key: key, value: value)
+                }
+            }
+            sent += 1
+        }
+        producer.poll()
+        usleep(200)
+    }
+    try producer.flush(timeout: .seconds(30))
+}
+
+/// The value at quantile `p` of sorted `values` (NaN when empty).
+func percentile(_ values: [Double], _ p: Double) -> Double {
+    values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))]
+}

@@ -1,0 +1,95 @@
+import FocusGate
+import FocusGateCore
+import FocusGateHarness
+import FocusGateKafka
+import Foundation
+
+// MARK: - A mass Focus transition, end to end
+
+/// `GatewayBenchmark transition`: every user (100,000) has a daily Sleep in Paris that starts at
+/// the same minute, about two and a half minutes after the start, and state in the gateway (history
+/// in the changelog, then one notification each, which also sets the user's timer). Notifications
+/// flow at `TRANSITION_RATE` per second (default 5,000) from 15 s before the instant to 45 s
+/// after it, each stamped when produced and read back from the outputs, through one
+/// `focusgate serve` at-least-once. Reported: notification latency (p50, p99, max) before the
+/// instant and in the 15 s after it, and how late the timers fired (from the gateway's
+/// `focusgate_timer_lateness_seconds`). The wait before the instant paces the run; it is not a
+/// wait for a condition.
+func massTransitionBenchmark() async throws -> (name: String, value: String, json: String) {
+    let paris = ZoneClock(identifier: "Europe/Paris")!
+    let minute: Int64 = 60_000
+    let now = wallMicros() / 1_000
+    let startLocal = (paris.local(now + 150_000) / minute + 1) * minute
+    let instant = paris.instant(ofLocal: startLocal)
+    func time(_ local: Int64) -> FocusContext.LocalTime {
+        FocusContext.LocalTime(String(format: "%02d:%02d", local / 3_600_000 % 24, local / minute % 60))!
+    }
+    try await store.bulkInsertForBenchmark(
+        (0..<users).map { index in
+            FocusContext(
+                userID: "u-\(index)", version: 1, timeZone: "Europe/Paris",
+                foci: ["Sleep": .init(hideBadges: true, otherApps: .silence)],
+                schedules: [
+                    .init(
+                        focus: "Sleep", days: FocusContext.Weekday.allCases, start: time(startLocal),
+                        end: time(startLocal + 60 * minute))
+                ])
+        })
+    let topic = "bench-transition"
+    try broker.createTopic(.init(name: topic, partitions: partitions))
+    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
+    while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    // Every user once: contexts cached, and each user's timer set for the instant.
+    try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
+    while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
+    let pending = await instance.metric("focusgate_timers_pending")
+    let lead = instant - wallMicros() / 1_000 - 15_000
+    log("\(Int(pending)) timers pending; the transition comes in \(lead / 1_000 + 15) s")
+    precondition(lead > 0, "the warm-up ran past the start of the measurement; start the benchmark again")
+    try await Task.sleep(for: .milliseconds(lead))
+
+    let offered = Double(ProcessInfo.processInfo.environment["TRANSITION_RATE"] ?? "") ?? 5_000
+    let seconds = 60.0
+    let total = Int(offered * seconds)
+    let ready = Flag()
+    let reader = Task {
+        try await DedicatedThread.run(name: "reader") {
+            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
+        }
+    }
+    while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
+    _ = try await DedicatedThread.run(name: "paced-producer") {
+        try producePaced(topic: topic, offered: offered, total: total)
+    }
+    let read = try await reader.value
+    let samples = await instance.serve.metrics()
+    await instance.stop()
+
+    let micros = instant * 1_000
+    let before = read.filter { $0.sentAt < micros }.map(\.ms).sorted()
+    let during = read.filter { $0.sentAt >= micros && $0.sentAt < micros + 15_000_000 }.map(\.ms).sorted()
+    // The lateness histogram: how many timers fired within each bound.
+    let fired = samples["focusgate_timers_fired_total"] ?? 0
+    let count = samples["focusgate_timer_lateness_seconds_count"] ?? 0
+    let withinOne = samples[#"focusgate_timer_lateness_seconds_bucket{le="1.0"}"#] ?? 0
+    let bounds = samples.compactMap { key, value -> (Double, Double)? in
+        guard key.hasPrefix("focusgate_timer_lateness_seconds_bucket{le=\""),
+            let bound = Double(key.dropFirst("focusgate_timer_lateness_seconds_bucket{le=\"".count).dropLast(2))
+        else { return nil }
+        return (bound, value)
+    }.sorted { $0.0 < $1.0 }
+    let allWithin = bounds.first { $0.1 >= count }?.0 ?? .infinity
+    func describe(_ values: [Double]) -> String {
+        String(
+            format: "p50 %.1f ms · p99 %.1f ms · max %.1f ms (%d)", percentile(values, 0.5), percentile(values, 0.99),
+            values.last ?? .nan, values.count)
+    }
+    return (
+        "mass transition: \(users) users' Sleep starts in the same minute while \(format(offered)) notifications/s flow, at-least-once",
+        "before: \(describe(before)); the 15 s after: \(describe(during)); timers fired \(Int(fired)), "
+            + String(format: "%.1f%% within 1 s, all within %.2f s", count > 0 ? withinOne / count * 100 : 0, allWithin),
+        #"{"benchmark":"mass-transition","users":\#(users),"offered_per_s":\#(format(offered)),"timers_pending":\#(Int(pending)),"timers_fired":\#(Int(fired)),"within_1s":\#(Int(withinOne)),"all_within_s":\#(allWithin),"before_p99_ms":\#(String(format: "%.2f", percentile(before, 0.99))),"during_p50_ms":\#(String(format: "%.2f", percentile(during, 0.5))),"during_p99_ms":\#(String(format: "%.2f", percentile(during, 0.99))),"during_max_ms":\#(String(format: "%.2f", during.last ?? .nan))}"#
+    )
+}
