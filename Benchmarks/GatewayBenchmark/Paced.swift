@@ -90,6 +90,23 @@ func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000
     try producer.flush(timeout: .seconds(30))
 }
 
+/// Offers stamped records to `topic` at `offered` per second for `seconds`, reading the outputs
+/// from their current ends meanwhile; returns each output's production time and latency.
+func offerAndRead(topic: String, offered: Double, seconds: Double) async throws -> [(sentAt: Int64, ms: Double)] {
+    let total = Int(offered * seconds)
+    let ready = Flag()
+    let reader = Task {
+        try await DedicatedThread.run(name: "reader") {
+            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
+        }
+    }
+    while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
+    _ = try await DedicatedThread.run(name: "paced-producer") {
+        try producePaced(topic: topic, offered: offered, total: total)
+    }
+    return try await reader.value
+}
+
 /// The value at quantile `p` of sorted `values` (NaN when empty).
 func percentile(_ values: [Double], _ p: Double) -> Double {
     values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))]

@@ -51,19 +51,7 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
     try await Task.sleep(for: .milliseconds(lead))
 
     let offered = Double(ProcessInfo.processInfo.environment["TRANSITION_RATE"] ?? "") ?? 5_000
-    let seconds = 60.0
-    let total = Int(offered * seconds)
-    let ready = Flag()
-    let reader = Task {
-        try await DedicatedThread.run(name: "reader") {
-            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
-        }
-    }
-    while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
-    _ = try await DedicatedThread.run(name: "paced-producer") {
-        try producePaced(topic: topic, offered: offered, total: total)
-    }
-    let read = try await reader.value
+    let read = try await offerAndRead(topic: topic, offered: offered, seconds: 60)
     let samples = await instance.serve.metrics()
     await instance.stop()
 

@@ -398,19 +398,7 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
     try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
     while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
-    let total = Int(offered * seconds)
-    // The reader starts at the outputs' current ends and measures now − sentAtUs per record.
-    let ready = Flag()
-    let reader = Task {
-        try await DedicatedThread.run(name: "reader") {
-            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
-        }
-    }
-    while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
-    _ = try await DedicatedThread.run(name: "paced-producer") {
-        try producePaced(topic: topic, offered: offered, total: total)
-    }
-    let latencies = try await reader.value.map(\.ms).sorted()
+    let latencies = try await offerAndRead(topic: topic, offered: offered, seconds: seconds).map(\.ms).sorted()
     await instance.stop()
     return latencies
 }
