@@ -79,7 +79,8 @@ func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000
             let record = event(first + sent, sentAtMicros: wallMicros())
             try record.key.withUnsafeBytes { key in
                 try record.value.withUnsafeBytes { value in
-                    try producer.produce(topic: handle, key: key, value: value)
+                    // The user's own partition, as in the warm-up and the history: a user's state lives in one.
+                    try producer.produce(topic: handle, partition: record.partition, key: key, value: value)
                 }
             }
             sent += 1

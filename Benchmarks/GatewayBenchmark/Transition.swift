@@ -12,8 +12,11 @@ import Foundation
 /// flow at `TRANSITION_RATE` per second (default 5,000) from 15 s before the instant to 45 s
 /// after it, each stamped when produced and read back from the outputs, through one
 /// `focusgate serve` at-least-once. Reported: notification latency (p50, p99, max) before the
-/// instant and in the 15 s after it, and how late the timers fired (from the gateway's
-/// `focusgate_timer_lateness_seconds`). The wait before the instant paces the run; it is not a
+/// instant and in the 15 s after it; how late the timers fired (from the gateway's
+/// `focusgate_timer_lateness_seconds`); and when each user's new status (focused) was readable on
+/// `focus.status`, the last of a transition's outputs (badges first, then status, in each
+/// commit), counted from the instant. Aborted commits and context loads that failed are reported
+/// too: either makes timers fire again. The wait before the instant paces the run; it is not a
 /// wait for a condition.
 func massTransitionBenchmark() async throws -> (name: String, value: String, json: String) {
     let paris = ZoneClock(identifier: "Europe/Paris")!
@@ -51,9 +54,21 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
     try await Task.sleep(for: .milliseconds(lead))
 
     let offered = Double(ProcessInfo.processInfo.environment["TRANSITION_RATE"] ?? "") ?? 5_000
+    let statusReady = Flag()
+    let statusReader = Task {
+        try await DedicatedThread.run(name: "status-reader") {
+            try readStatusTimes(expected: Int(pending), seconds: 60, ready: statusReady)
+        }
+    }
+    while !statusReady.isSet { try await Task.sleep(for: .milliseconds(10)) }
+    let outputsBefore = await (instance.metric("focusgate_badge_updates_total"), instance.metric("focusgate_state_records_total"))
     let read = try await offerAndRead(topic: topic, offered: offered, seconds: 60)
+    let statusTimes = try await statusReader.value.map { Double($0 - instant * 1_000) / 1_000 }.sorted()
     let samples = await instance.serve.metrics()
     await instance.stop()
+    // Badge updates and changelog records of the measured minute, per timer fired: what a transition costs in output.
+    let badgeUpdates = (samples["focusgate_badge_updates_total"] ?? 0) - outputsBefore.0
+    let stateRecords = (samples["focusgate_state_records_total"] ?? 0) - outputsBefore.1
 
     let micros = instant * 1_000
     let before = read.filter { $0.sentAt < micros }.map(\.ms).sorted()
@@ -74,10 +89,49 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
             format: "p50 %.1f ms · p99 %.1f ms · max %.1f ms (%d)", percentile(values, 0.5), percentile(values, 0.99),
             values.last ?? .nan, values.count)
     }
+    func sum(_ name: String) -> Double {
+        samples.filter { $0.key == name || $0.key.hasPrefix(name + "{") }.values.reduce(0, +)
+    }
+    let aborted = samples[#"focusgate_transactions_total{result="aborted"}"#] ?? 0
+    let loadFailures = sum("focusgate_context_load_failures_total")
+    let statusLast = statusTimes.last ?? .nan
+    let statusWithinOne = statusTimes.filter { $0 <= 1_000 }.count
     return (
         "mass transition: \(users) users' Sleep starts in the same minute while \(format(offered)) notifications/s flow, at-least-once",
         "before: \(describe(before)); the 15 s after: \(describe(during)); timers fired \(Int(fired)), "
-            + String(format: "%.1f%% within 1 s, all within %.2f s", count > 0 ? withinOne / count * 100 : 0, allWithin),
-        #"{"benchmark":"mass-transition","users":\#(users),"offered_per_s":\#(format(offered)),"timers_pending":\#(Int(pending)),"timers_fired":\#(Int(fired)),"within_1s":\#(Int(withinOne)),"all_within_s":\#(allWithin),"before_p99_ms":\#(String(format: "%.2f", percentile(before, 0.99))),"during_p50_ms":\#(String(format: "%.2f", percentile(during, 0.5))),"during_p99_ms":\#(String(format: "%.2f", percentile(during, 0.99))),"during_max_ms":\#(String(format: "%.2f", during.last ?? .nan))}"#
+            + String(format: "%.1f%% within 1 s, all within %.2f s", count > 0 ? withinOne / count * 100 : 0, allWithin)
+            + "; status readable after the instant: \(describe(statusTimes)), \(statusWithinOne) within 1 s"
+            + "; aborted commits \(Int(aborted)), context loads failed \(Int(loadFailures))"
+            + "; in the measured minute \(Int(badgeUpdates)) badge updates and \(Int(stateRecords)) changelog records",
+        #"{"benchmark":"mass-transition","users":\#(users),"offered_per_s":\#(format(offered)),"timers_pending":\#(Int(pending)),"timers_fired":\#(Int(fired)),"within_1s":\#(Int(withinOne)),"all_within_s":\#(allWithin),"before_p99_ms":\#(String(format: "%.2f", percentile(before, 0.99))),"during_p50_ms":\#(String(format: "%.2f", percentile(during, 0.5))),"during_p99_ms":\#(String(format: "%.2f", percentile(during, 0.99))),"during_max_ms":\#(String(format: "%.2f", during.last ?? .nan)),"status_read":\#(statusTimes.count),"status_p50_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.5))),"status_p99_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.99))),"status_last_ms":\#(String(format: "%.1f", statusLast)),"aborted":\#(Int(aborted)),"load_failures":\#(Int(loadFailures)),"badge_updates":\#(Int(badgeUpdates)),"state_records":\#(Int(stateRecords))}"#
     )
+}
+
+/// Reads `focus.status` from its current ends until `expected` records arrived or `seconds` (plus
+/// a margin) passed; returns when each focused status was read (wall µs). Call before the
+/// instant; `ready` is set once the reader is positioned.
+func readStatusTimes(expected: Int, seconds: Double, ready: Flag) throws -> [Int64] {
+    var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
+    configuration.properties = ["fetch.wait.max.ms": "1"]
+    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+    var start: [KafkaTopicPartition] = []
+    let topic = TopicNames().status
+    for partition in 0..<Int32(partitions) {
+        let high = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(10)).high
+        start.append(KafkaTopicPartition(topic: topic, partition: partition, offset: high))
+    }
+    try consumer.assign(start)
+    ready.set()
+    var times: [Int64] = []
+    let focused = Array(#""focused":true"#.utf8)
+    let deadline = ContinuousClock.now + .seconds(seconds + 20)
+    while times.count < expected && ContinuousClock.now < deadline {
+        consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
+            let now = wallMicros()
+            for record in batch where record.value?.firstRange(of: focused) != nil {
+                times.append(now)
+            }
+        }
+    }
+    return times
 }
