@@ -63,7 +63,9 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
     while !statusReady.isSet { try await Task.sleep(for: .milliseconds(10)) }
     let outputsBefore = await (instance.metric("focusgate_badge_updates_total"), instance.metric("focusgate_state_records_total"))
     let read = try await offerAndRead(topic: topic, offered: offered, seconds: 60)
-    let statusTimes = try await statusReader.value.map { Double($0 - instant * 1_000) / 1_000 }.sorted()
+    let statusRecords = try await statusReader.value
+    let statusTimes = statusRecords.map { Double($0.readAt - instant * 1_000) / 1_000 }.sorted()
+    let statusProduced = statusRecords.map { Double($0.producedAt - instant) }.sorted()
     let samples = await instance.serve.metrics()
     await instance.stop()
     // Badge updates and changelog records of the measured minute, per timer fired: what a transition costs in output.
@@ -100,17 +102,19 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
         "mass transition: \(users) users' Sleep starts in the same minute while \(format(offered)) notifications/s flow, at-least-once",
         "before: \(describe(before)); the 15 s after: \(describe(during)); timers fired \(Int(fired)), "
             + String(format: "%.1f%% within 1 s, all within %.2f s", count > 0 ? withinOne / count * 100 : 0, allWithin)
+            + "; status produced after the instant: \(describe(statusProduced))"
             + "; status readable after the instant: \(describe(statusTimes)), \(statusWithinOne) within 1 s"
             + "; aborted commits \(Int(aborted)), context loads failed \(Int(loadFailures))"
             + "; in the measured minute \(Int(badgeUpdates)) badge updates and \(Int(stateRecords)) changelog records",
-        #"{"benchmark":"mass-transition","users":\#(users),"offered_per_s":\#(format(offered)),"timers_pending":\#(Int(pending)),"timers_fired":\#(Int(fired)),"within_1s":\#(Int(withinOne)),"all_within_s":\#(allWithin),"before_p99_ms":\#(String(format: "%.2f", percentile(before, 0.99))),"during_p50_ms":\#(String(format: "%.2f", percentile(during, 0.5))),"during_p99_ms":\#(String(format: "%.2f", percentile(during, 0.99))),"during_max_ms":\#(String(format: "%.2f", during.last ?? .nan)),"status_read":\#(statusTimes.count),"status_p50_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.5))),"status_p99_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.99))),"status_last_ms":\#(String(format: "%.1f", statusLast)),"aborted":\#(Int(aborted)),"load_failures":\#(Int(loadFailures)),"badge_updates":\#(Int(badgeUpdates)),"state_records":\#(Int(stateRecords))}"#
+        #"{"benchmark":"mass-transition","users":\#(users),"offered_per_s":\#(format(offered)),"timers_pending":\#(Int(pending)),"timers_fired":\#(Int(fired)),"within_1s":\#(Int(withinOne)),"all_within_s":\#(allWithin),"before_p99_ms":\#(String(format: "%.2f", percentile(before, 0.99))),"during_p50_ms":\#(String(format: "%.2f", percentile(during, 0.5))),"during_p99_ms":\#(String(format: "%.2f", percentile(during, 0.99))),"during_max_ms":\#(String(format: "%.2f", during.last ?? .nan)),"status_read":\#(statusTimes.count),"status_produced_p50_ms":\#(String(format: "%.1f", percentile(statusProduced, 0.5))),"status_produced_last_ms":\#(String(format: "%.1f", statusProduced.last ?? .nan)),"status_p50_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.5))),"status_p99_ms":\#(String(format: "%.1f", percentile(statusTimes, 0.99))),"status_last_ms":\#(String(format: "%.1f", statusLast)),"aborted":\#(Int(aborted)),"load_failures":\#(Int(loadFailures)),"badge_updates":\#(Int(badgeUpdates)),"state_records":\#(Int(stateRecords))}"#
     )
 }
 
 /// Reads `focus.status` from its current ends until `expected` records arrived or `seconds` (plus
-/// a margin) passed; returns when each focused status was read (wall µs). Call before the
-/// instant; `ready` is set once the reader is positioned.
-func readStatusTimes(expected: Int, seconds: Double, ready: Flag) throws -> [Int64] {
+/// a margin) passed; returns, for each focused status, when the gateway produced it (its record
+/// timestamp, wall ms) and when it was read (wall µs). Call before the instant; `ready` is set
+/// once the reader is positioned.
+func readStatusTimes(expected: Int, seconds: Double, ready: Flag) throws -> [(producedAt: Int64, readAt: Int64)] {
     var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
     configuration.properties = ["fetch.wait.max.ms": "1"]
     let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
@@ -122,14 +126,14 @@ func readStatusTimes(expected: Int, seconds: Double, ready: Flag) throws -> [Int
     }
     try consumer.assign(start)
     ready.set()
-    var times: [Int64] = []
+    var times: [(producedAt: Int64, readAt: Int64)] = []
     let focused = Array(#""focused":true"#.utf8)
     let deadline = ContinuousClock.now + .seconds(seconds + 20)
     while times.count < expected && ContinuousClock.now < deadline {
         consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
             let now = wallMicros()
             for record in batch where record.value?.firstRange(of: focused) != nil {
-                times.append(now)
+                times.append((record.timestamp ?? 0, now))
             }
         }
     }
