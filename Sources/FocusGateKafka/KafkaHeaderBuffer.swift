@@ -14,9 +14,9 @@ public struct KafkaHeaderBuffer: Sendable {
         self.entries.reserveCapacity(16)
     }
 
-    /// Creates a buffer holding `headers`, in order.
+    /// Creates a buffer holding `headers`, in order. No headers, no storage: a record produced
+    /// without headers (a badge update, a status, a changelog record) allocates nothing for them.
     public init(_ headers: [KafkaHeader]) {
-        self.init()
         for header in headers { self.append(header) }
     }
 

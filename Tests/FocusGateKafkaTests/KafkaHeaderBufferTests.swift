@@ -1,5 +1,5 @@
 import FocusGateCore
-import FocusGateKafka
+@testable import FocusGateKafka
 import Testing
 
 @Suite("Header buffer: headers built in place, reused from record to record")
@@ -25,6 +25,16 @@ struct KafkaHeaderBufferTests {
                 KafkaHeader(name: "focusgate-source", value: "notifications/3/-1234567890123"),
             ])
         #expect(KafkaHeaderBuffer([KafkaHeader(name: "a", value: "1")]).headers == [KafkaHeader(name: "a", value: "1")])
+    }
+
+    @Test("no headers, no storage: the producer's calls without headers allocate nothing for them")
+    func noHeadersNoStorage() {
+        let none = KafkaHeaderBuffer([])
+        #expect(none.count == 0)
+        #expect(none.bytes.capacity == 0)
+        #expect(none.entries.capacity == 0)
+        // The worker's reused buffer keeps its reservation.
+        #expect(KafkaHeaderBuffer().bytes.capacity >= 512)
     }
 
     @Test("badge keys and values written into reused buffers equal the allocating forms")
