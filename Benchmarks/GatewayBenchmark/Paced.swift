@@ -25,17 +25,7 @@ func wallMicros() -> Int64 {
 ///
 /// Call before producing; `ready` is set once the reader is positioned.
 func readStampedOutputs(expected: Int, seconds: Double, ready: Flag) throws -> [(sentAt: Int64, ms: Double)] {
-    var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
-    configuration.properties = ["fetch.wait.max.ms": "1"]
-    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-    var start: [KafkaTopicPartition] = []
-    for name in [TopicNames().delivered, TopicNames().silenced] {
-        for partition in 0..<Int32(partitions) {
-            let high = try consumer.watermarks(topic: name, partition: partition, timeout: .seconds(10)).high
-            start.append(KafkaTopicPartition(topic: name, partition: partition, offset: high))
-        }
-    }
-    try consumer.assign(start)
+    let consumer = try tailReader(of: [TopicNames().delivered, TopicNames().silenced])
     ready.set()
     var latencies: [(sentAt: Int64, ms: Double)] = []
     let marker = Array(#""sentAtUs":"#.utf8)
@@ -57,6 +47,23 @@ func readStampedOutputs(expected: Int, seconds: Double, ready: Flag) throws -> [
         if latencies.count >= Int(Double(expected) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
     }
     return latencies
+}
+
+/// A consumer without a group, positioned at the current end of every partition of `topics`,
+/// fetching with a 1 ms wait (the embedded broker holds a fetch for its whole wait when it has no data).
+func tailReader(of topics: [String]) throws -> KafkaConsumer {
+    var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
+    configuration.properties = ["fetch.wait.max.ms": "1"]
+    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+    var start: [KafkaTopicPartition] = []
+    for name in topics {
+        for partition in 0..<Int32(partitions) {
+            let high = try consumer.watermarks(topic: name, partition: partition, timeout: .seconds(10)).high
+            start.append(KafkaTopicPartition(topic: name, partition: partition, offset: high))
+        }
+    }
+    try consumer.assign(start)
+    return consumer
 }
 
 /// Produces `total` records to `topic` at `offered` per second (a burst every 200 µs), each

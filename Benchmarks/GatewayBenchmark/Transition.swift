@@ -115,16 +115,7 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
 /// timestamp, wall ms) and when it was read (wall µs). Call before the instant; `ready` is set
 /// once the reader is positioned.
 func readStatusTimes(expected: Int, seconds: Double, ready: Flag) throws -> [(producedAt: Int64, readAt: Int64)] {
-    var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: nil)
-    configuration.properties = ["fetch.wait.max.ms": "1"]
-    let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
-    var start: [KafkaTopicPartition] = []
-    let topic = TopicNames().status
-    for partition in 0..<Int32(partitions) {
-        let high = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(10)).high
-        start.append(KafkaTopicPartition(topic: topic, partition: partition, offset: high))
-    }
-    try consumer.assign(start)
+    let consumer = try tailReader(of: [TopicNames().status])
     ready.set()
     var times: [(producedAt: Int64, readAt: Int64)] = []
     let focused = Array(#""focused":true"#.utf8)

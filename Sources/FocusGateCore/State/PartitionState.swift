@@ -250,8 +250,16 @@ public struct PartitionState {
     /// The user's badges as last published, by app id.
     public func badges(userID: String) -> [Badge] {
         guard let user = self.userNumbers[userID] else { return [] }
-        var badges: [Badge] = []
+        // Called for every user a commit changed: one allocation, sized first and sorted in place.
+        var count = 0
         var app = self.users[Int(user)].firstApp
+        while app != StateIndex.none {
+            count += 1
+            app = self.apps[Int(app)].nextApp
+        }
+        var badges: [Badge] = []
+        badges.reserveCapacity(count)
+        app = self.users[Int(user)].firstApp
         while app != StateIndex.none {
             let slot = self.apps[Int(app)]
             badges.append(
@@ -260,7 +268,8 @@ public struct PartitionState {
                     sequence: slot.sequence))
             app = slot.nextApp
         }
-        return badges.sorted { $0.appID < $1.appID }
+        badges.sort { $0.appID < $1.appID }
+        return badges
     }
 
     // MARK: - Transactions
