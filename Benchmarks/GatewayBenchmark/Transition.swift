@@ -61,14 +61,16 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
         }
     }
     while !statusReady.isSet { try await Task.sleep(for: .milliseconds(10)) }
-    let outputsBefore = await (instance.metric("focusgate_badge_updates_total"), instance.metric("focusgate_state_records_total"))
+    let outputsBefore = await (
+        instance.metric("focusgate_badge_updates_total"), instance.metric("focusgate_state_records_total")
+    )
     let read = try await offerAndRead(topic: topic, offered: offered, seconds: 60)
     let statusRecords = try await statusReader.value
     let statusTimes = statusRecords.map { Double($0.readAt - instant * 1_000) / 1_000 }.sorted()
     let statusProduced = statusRecords.map { Double($0.producedAt - instant) }.sorted()
     let samples = await instance.serve.metrics()
     await instance.stop()
-    // Badge updates and changelog records of the measured minute, per timer fired: what a transition costs in output.
+    // Badge updates and changelog records of the measured minute: what the transition costs in output.
     let badgeUpdates = (samples["focusgate_badge_updates_total"] ?? 0) - outputsBefore.0
     let stateRecords = (samples["focusgate_state_records_total"] ?? 0) - outputsBefore.1
 
