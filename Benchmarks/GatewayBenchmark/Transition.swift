@@ -69,6 +69,7 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
     let statusTimes = statusRecords.map { Double($0.readAt - instant * 1_000) / 1_000 }.sorted()
     let statusProduced = statusRecords.map { Double($0.producedAt - instant) }.sorted()
     let samples = await instance.serve.metrics()
+    let loadFailures = await instance.metric("focusgate_context_load_failures_total")
     await instance.stop()
     // Badge updates and changelog records of the measured minute: what the transition costs in output.
     let badgeUpdates = (samples["focusgate_badge_updates_total"] ?? 0) - outputsBefore.0
@@ -93,11 +94,7 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
             format: "p50 %.1f ms · p99 %.1f ms · max %.1f ms (%d)", percentile(values, 0.5), percentile(values, 0.99),
             values.last ?? .nan, values.count)
     }
-    func sum(_ name: String) -> Double {
-        samples.filter { $0.key == name || $0.key.hasPrefix(name + "{") }.values.reduce(0, +)
-    }
     let aborted = samples[#"focusgate_transactions_total{result="aborted"}"#] ?? 0
-    let loadFailures = sum("focusgate_context_load_failures_total")
     let statusLast = statusTimes.last ?? .nan
     let statusWithinOne = statusTimes.filter { $0 <= 1_000 }.count
     return (
