@@ -152,6 +152,10 @@ struct PartitionStateTests {
         _ = state.admit(Self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
         _ = state.recompute(userID: "u", context: Self.work, nowMilliseconds: Self.now)
         #expect(Set(state.changedUsers) == ["u", "new"])
+        var published: [(userID: String, badges: [Badge])] = [("earlier", [])]
+        state.appendChangedUserBadges(to: &published)
+        #expect(published.map(\.userID) == ["earlier"] + state.changedUsers)
+        #expect(published.dropFirst().allSatisfy { $0.badges == state.badges(userID: $0.userID) && !$0.badges.isEmpty })
         state.rollback()
         #expect(!state.hasChanges && state.badges(userID: "u") == badges)
         #expect(!state.contains(userID: "new") && state.entryCount == 2)
@@ -201,9 +205,13 @@ struct PartitionStateTests {
         ] as [([UInt8], [UInt8])] {
             #expect(throws: StateFormatError.self) { try state.restore(key: key, value: value) }
         }
+        let marker = PartitionState.commitMarkerValue(through: 1234)
         #expect(
-            PartitionState.commitMarkerOffset(
-                key: PartitionState.commitMarkerKey, value: PartitionState.commitMarkerValue(through: 1234)) == 1234)
+            PartitionState.commitMarkerKey.withUnsafeBytes { PartitionState.commitMarkerOffset(key: $0, value: marker) }
+                == 1234)
+        for notMarker in [[0], [0, UInt8(ascii: "E")], [0, UInt8(ascii: "C"), 0], [1, UInt8(ascii: "C")]] as [[UInt8]] {
+            #expect(notMarker.withUnsafeBytes { PartitionState.commitMarkerOffset(key: $0, value: marker) } == nil)
+        }
     }
 
     @Test("work and changelog bytes per notification do not grow with a user's history")

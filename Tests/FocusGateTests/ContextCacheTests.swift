@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateStore
 import FocusGateHarness
+import FocusGateKafka
 import Foundation
 import Prometheus
 import Testing
@@ -82,6 +83,27 @@ struct ContextCacheTests {
         #expect(second["b"]?.hasNoContext == true)
         #expect(metric(registry, "focusgate_context_cache_hits_total") == 2)
         #expect(metric(registry, "focusgate_context_cache_entries") == 2)
+    }
+
+    @Test("a worker's lookups go into its own buffer, one per position, its storage kept from batch to batch")
+    func lookupsIntoReusedBuffer() async throws {
+        let store = try await temporarySQLiteStore()
+        _ = try await store.put(workContext("a", version: 1))
+        let (cache, _) = self.cache(store)
+        let (first, second, sameStorage) = try await DedicatedThread.run(name: "test-worker") {
+            var buffer: [ContextLookup] = []
+            cache.lookups(["a", "b", "a", "c"], into: &buffer)  // misses, loaded
+            // A context's version; -1: the user has none; -2: unavailable.
+            let answers = { buffer.map { $0.hasNoContext ? -1 : $0.version ?? -2 } }
+            let first = answers()
+            let storage = buffer.withUnsafeBufferPointer { $0.baseAddress }
+            cache.lookups(["b", "a"], into: &buffer)  // hits only, fewer positions
+            let second = answers()
+            return (first, second, storage == buffer.withUnsafeBufferPointer { $0.baseAddress })
+        }
+        #expect(first == [1, -1, 1, -1])
+        #expect(second == [-1, 1])
+        #expect(sameStorage)
     }
 
     @Test("bounded: CLOCK evicts entries not used since the hand's last pass")

@@ -74,7 +74,17 @@ public final class ContextCache: Sendable {
     /// ``resolve(_:)`` for the hot path: one lookup per position of `userIDs` (repeats allowed),
     /// so the caller needs no dictionary.
     public func lookups(_ userIDs: [String]) -> [ContextLookup] {
-        var result = [ContextLookup](repeating: .unavailable, count: userIDs.count)
+        var result: [ContextLookup] = []
+        self.lookups(userIDs, into: &result)
+        return result
+    }
+
+    /// ``lookups(_:)`` into `result`, replacing its contents and keeping its storage: a worker
+    /// passes the same buffer for every batch instead of allocating one per batch.
+    public func lookups(_ userIDs: [String], into result: inout [ContextLookup]) {
+        result.removeAll(keepingCapacity: true)
+        guard !userIDs.isEmpty else { return }
+        result.reserveCapacity(userIDs.count)
         var misses: [String] = []
         var missPositions: [String: [Int]] = [:]
         var hits = 0
@@ -82,9 +92,12 @@ public final class ContextCache: Sendable {
             for (position, userID) in userIDs.enumerated() {
                 if let slot = state.index[userID], !state.slots[slot].mustReload {
                     state.slots[slot].referenced = true
-                    result[position] = .available(state.slots[slot].context)
+                    result.append(.available(state.slots[slot].context))
                     hits += 1
-                } else if missPositions[userID] != nil {
+                    continue
+                }
+                result.append(.unavailable)
+                if missPositions[userID] != nil {
                     missPositions[userID]!.append(position)
                 } else {
                     missPositions[userID] = [position]
@@ -95,7 +108,7 @@ public final class ContextCache: Sendable {
             }
         }
         self.metrics.hits.increment(by: Int64(hits))
-        guard !misses.isEmpty else { return result }
+        guard !misses.isEmpty else { return }
         self.metrics.misses.increment(by: Int64(misses.count))
         let loaded = self.loadBlocking(misses)
         self.state.withLock { state in
@@ -105,7 +118,6 @@ public final class ContextCache: Sendable {
             }
             self.metrics.entries.set(Double(state.index.count))
         }
-        return result
     }
 
     /// Applies a load's answer for one missed user under the lock: the lookup to decide with.

@@ -31,7 +31,7 @@ extension GatewayWorker {
                 self.decoded.append(.invalid(error))
             }
         }
-        let contexts = self.batchUsers.isEmpty ? [] : self.cache.lookups(self.batchUsers)
+        self.cache.lookups(self.batchUsers, into: &self.batchContexts)
         let now = self.configuration.clock.nowMilliseconds()
         try self.beginTransactionIfNeeded()
 
@@ -56,7 +56,7 @@ extension GatewayWorker {
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
-                let lookup = contexts[user]
+                let lookup = self.batchContexts[user]
                 var context: CompiledFocusContext?
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).

@@ -96,9 +96,11 @@ final class GatewayWorker {
     /// `people.repeatedWindowSeconds`, in milliseconds.
     let repeatedWindowMilliseconds: Int64
     var decoded: [Decoded] = []
-    /// A changed user's changelog record, rebuilt in place for each user at commit.
-    var stateBuffer: [UInt8] = []
+    /// The users of the batch being processed, and their contexts (one per position), reused.
     var batchUsers: [String] = []
+    var batchContexts: [ContextLookup] = []
+    /// The badges of the users a commit changed, for the directory, reused.
+    var publishedBadges: [(userID: String, badges: [Badge])] = []
 
     enum Decoded {
         /// A valid event, with its position in the batch's user list.

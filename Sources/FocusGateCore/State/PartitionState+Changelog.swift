@@ -57,8 +57,9 @@ extension PartitionState {
     }
 
     /// The input offset of a commit marker record; `nil` when the record is not one.
-    public static func commitMarkerOffset(key: some Collection<UInt8>, value: [UInt8]?) -> Int64? {
-        guard key.elementsEqual(Self.commitMarkerKey), let value else { return nil }
+    /// Called for every record a restore reads: compares two bytes, nothing generic.
+    public static func commitMarkerOffset(key: UnsafeRawBufferPointer, value: [UInt8]?) -> Int64? {
+        guard key.count == 2, key[0] == 0, key[1] == Self.commitKind, let value else { return nil }
         var reader = Reader(bytes: value)
         return (try? reader.varint()).map { Int64(bitPattern: $0) }
     }

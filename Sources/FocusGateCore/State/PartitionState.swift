@@ -250,6 +250,10 @@ public struct PartitionState {
     /// The user's badges as last published, by app id.
     public func badges(userID: String) -> [Badge] {
         guard let user = self.userNumbers[userID] else { return [] }
+        return self.badges(user: user)
+    }
+
+    private func badges(user: UInt32) -> [Badge] {
         // Called for every user a commit changed: one allocation, sized first and sorted in place.
         var count = 0
         var app = self.users[Int(user)].firstApp
@@ -279,8 +283,19 @@ public struct PartitionState {
 
     /// The users whose changelog records changed since the last commit.
     public var changedUsers: [String] {
-        var seen = Set<UInt32>()
         var users: [String] = []
+        self.forEachChangedUser { users.append(self.userIDByNumber[Int($0)]) }
+        return users
+    }
+
+    /// Appends each user whose changelog records changed since the last commit, with their
+    /// badges (``badges(userID:)``), to `list`: what a commit publishes to the badge directory.
+    public func appendChangedUserBadges(to list: inout [(userID: String, badges: [Badge])]) {
+        self.forEachChangedUser { list.append((self.userIDByNumber[Int($0)], self.badges(user: $0))) }
+    }
+
+    private func forEachChangedUser(_ body: (UInt32) -> Void) {
+        var seen = Set<UInt32>(minimumCapacity: self.changes.count)
         for change in self.changes {
             let user: UInt32
             switch change {
@@ -288,9 +303,8 @@ public struct PartitionState {
                 .rateWindows(let number), .transition(let number), .status(let number):
                 user = number
             }
-            if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
+            if seen.insert(user).inserted { body(user) }
         }
-        return users
     }
 
     /// Makes the changes since the last commit the committed state.
