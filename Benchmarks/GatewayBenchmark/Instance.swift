@@ -15,9 +15,7 @@ final class Instance {
             executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: path,
             logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
             environment: environment, logPath: "/dev/stderr")
-        // BENCH_READY_SECONDS: longer for a `focusgate` run under a profiler (docs/performance.md).
-        let ready = Int(ProcessInfo.processInfo.environment["BENCH_READY_SECONDS"] ?? "") ?? 60
-        guard try await self.serve.waitUntilReady(timeout: .seconds(ready)) else {
+        guard try await self.serve.waitUntilReady(timeout: .seconds(60)) else {
             fatalError("focusgate serve did not become ready")
         }
     }
