@@ -76,14 +76,13 @@ final class StateRestorer {
                 for record in batch where record.partition == partition && record.offset >= next {
                     next = record.offset + 1
                     guard let key = record.key else { continue }
-                    let value = record.value.map { Array($0) }
-                    if let through = PartitionState.commitMarkerOffset(key: key, value: value) {
+                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value) {
                         group.close(applying: through <= limit, to: &state)
                     } else if key.first != 0 {
                         legacy = true
                         return batch.count
                     } else {
-                        group.records.append((Array(key), value))
+                        group.append(key: key, value: record.value)
                     }
                 }
                 return batch.count
@@ -121,7 +120,7 @@ final class StateRestorer {
                     (badges and dedupe windows start empty), then start again; see docs/state.md, "Upgrading"
                     """, isFatal: true)
         }
-        let uncommitted = group.skipped + group.records.count
+        let uncommitted = group.skipped + group.count
         state.finishRestore()
         if uncommitted > 0 {
             self.logger.warning(
@@ -145,25 +144,52 @@ final class StateRestorer {
     }
 
     /// The records read since the last commit marker.
+    /// The records read since the last commit marker, their bytes copied into one reused buffer
+    /// (the consumer's records are gone after each batch; a group can span batches).
     private struct Group {
-        var records: [(key: [UInt8], value: [UInt8]?)] = []
+        private var bytes: [UInt8] = []
+        /// Each record's key and value in `bytes`; a value of `nil` (a tombstone) has `valueCount` -1.
+        private var records: [(keyStart: Int, keyCount: Int, valueStart: Int, valueCount: Int)] = []
         var skipped = 0
         var unreadable = 0
 
+        var count: Int { self.records.count }
+
+        mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+            let keyStart = self.bytes.count
+            self.bytes.append(contentsOf: key)
+            let valueStart = self.bytes.count
+            if let value { self.bytes.append(contentsOf: value) }
+            self.records.append((keyStart, key.count, valueStart, value?.count ?? -1))
+        }
+
         /// Applies the records when their transaction committed, else skips them.
         mutating func close(applying: Bool, to state: inout PartitionState) {
-            defer { self.records.removeAll(keepingCapacity: true) }
+            defer {
+                self.records.removeAll(keepingCapacity: true)
+                self.bytes.removeAll(keepingCapacity: true)
+            }
             guard applying else {
                 self.skipped += self.records.count
                 return
             }
-            for (key, value) in self.records {
-                do {
-                    try state.restore(key: key, value: value)
-                } catch {
-                    self.unreadable += 1
+            var unreadable = 0
+            self.bytes.withUnsafeBufferPointer { bytes in
+                for record in self.records {
+                    let key = UnsafeBufferPointer(rebasing: bytes[record.keyStart..<record.keyStart + record.keyCount])
+                    let value =
+                        record.valueCount < 0
+                        ? nil
+                        : UnsafeBufferPointer(
+                            rebasing: bytes[record.valueStart..<record.valueStart + record.valueCount])
+                    do {
+                        try state.restore(key: key, value: value)
+                    } catch {
+                        unreadable += 1
+                    }
                 }
             }
+            self.unreadable += unreadable
         }
     }
 }

@@ -58,9 +58,9 @@ extension PartitionState {
 
     /// The input offset of a commit marker record; `nil` when the record is not one.
     /// Called for every record a restore reads: compares two bytes, nothing generic.
-    public static func commitMarkerOffset(key: UnsafeRawBufferPointer, value: [UInt8]?) -> Int64? {
+    public static func commitMarkerOffset(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Int64? {
         guard key.count == 2, key[0] == 0, key[1] == Self.commitKind, let value else { return nil }
-        var reader = Reader(bytes: value)
+        var reader = Reader(bytes: value.bindMemory(to: UInt8.self))
         return (try? reader.varint()).map { Int64(bitPattern: $0) }
     }
 
@@ -213,6 +213,16 @@ extension PartitionState {
     /// - Throws: ``StateFormatError``: `legacy-state-format` for a record of the first state form,
     ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
     public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
+        try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
+            guard let value else { return try self.restore(key: key, value: nil) }
+            try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in try self.restore(key: key, value: value) }
+        }
+    }
+
+    /// ``restore(key:value:)`` from bytes it does not keep (a restore reads them where they lie).
+    public mutating func restore(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?)
+        throws(StateFormatError)
+    {
         guard key.count >= 2, key[0] == 0 else {
             throw StateFormatError(
                 code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")
@@ -247,7 +257,7 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreEntry(userID: String, idHash: UInt64, value: [UInt8]?) throws(StateFormatError) {
+    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
         let user = self.internUser(userID)
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
@@ -316,7 +326,7 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: [UInt8]?)
+    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: UnsafeBufferPointer<UInt8>?)
         throws(StateFormatError)
     {
         let user = self.internUser(userID)
@@ -457,7 +467,7 @@ extension PartitionState {
     }
 
     struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
         var isAtEnd: Bool { self.index == self.bytes.count }
