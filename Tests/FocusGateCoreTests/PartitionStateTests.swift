@@ -207,7 +207,9 @@ struct PartitionStateTests {
         }
         let marker = PartitionState.commitMarkerValue(through: 1234)
         func offset(_ key: [UInt8]) -> Int64? {
-            key.withUnsafeBytes { key in marker.withUnsafeBytes { PartitionState.commitMarkerOffset(key: key, value: $0) } }
+            key.withUnsafeBytes { key in
+                marker.withUnsafeBytes { PartitionState.commitMarkerOffset(key: key, value: $0) }
+            }
         }
         #expect(offset(PartitionState.commitMarkerKey) == 1234)
         for notMarker in [[0], [0, UInt8(ascii: "E")], [0, UInt8(ascii: "C"), 0], [1, UInt8(ascii: "C")]] as [[UInt8]] {

@@ -215,7 +215,9 @@ extension PartitionState {
     public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
         try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
             guard let value else { return try self.restore(key: key, value: nil) }
-            try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in try self.restore(key: key, value: value) }
+            try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in
+                try self.restore(key: key, value: value)
+            }
         }
     }
 
@@ -257,7 +259,9 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
+    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeBufferPointer<UInt8>?)
+        throws(StateFormatError)
+    {
         let user = self.internUser(userID)
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
