@@ -143,7 +143,6 @@ final class StateRestorer {
         return (Int(next - low), uncommitted)
     }
 
-    /// The records read since the last commit marker.
     /// The records read since the last commit marker, their bytes copied into one reused buffer
     /// (the consumer's records are gone after each batch; a group can span batches).
     private struct Group {
@@ -174,13 +173,14 @@ final class StateRestorer {
                 return
             }
             var unreadable = 0
-            self.bytes.withUnsafeBufferPointer { bytes in
+            self.bytes.withUnsafeBytes { bytes in
                 for record in self.records {
-                    let key = UnsafeBufferPointer(rebasing: bytes[record.keyStart..<record.keyStart + record.keyCount])
+                    let key = UnsafeRawBufferPointer(
+                        rebasing: bytes[record.keyStart..<record.keyStart + record.keyCount])
                     let value =
                         record.valueCount < 0
                         ? nil
-                        : UnsafeBufferPointer(
+                        : UnsafeRawBufferPointer(
                             rebasing: bytes[record.valueStart..<record.valueStart + record.valueCount])
                     do {
                         try state.restore(key: key, value: value)

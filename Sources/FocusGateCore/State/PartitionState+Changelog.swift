@@ -60,7 +60,7 @@ extension PartitionState {
     /// Called for every record a restore reads: compares two bytes, nothing generic.
     public static func commitMarkerOffset(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Int64? {
         guard key.count == 2, key[0] == 0, key[1] == Self.commitKind, let value else { return nil }
-        var reader = Reader(bytes: value.bindMemory(to: UInt8.self))
+        var reader = Reader(bytes: value)
         return (try? reader.varint()).map { Int64(bitPattern: $0) }
     }
 
@@ -214,15 +214,15 @@ extension PartitionState {
     ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
     public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
         try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
-            guard let value else { return try self.restore(key: key, value: nil) }
+            guard let value else { return try self.restore(key: UnsafeRawBufferPointer(key), value: nil) }
             try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in
-                try self.restore(key: key, value: value)
+                try self.restore(key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value))
             }
         }
     }
 
     /// ``restore(key:value:)`` from bytes it does not keep (a restore reads them where they lie).
-    public mutating func restore(key: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>?)
+    public mutating func restore(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
         guard key.count >= 2, key[0] == 0 else {
@@ -259,7 +259,7 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeBufferPointer<UInt8>?)
+    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
         let user = self.internUser(userID)
@@ -330,7 +330,7 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: UnsafeBufferPointer<UInt8>?)
+    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
         let user = self.internUser(userID)
@@ -471,7 +471,7 @@ extension PartitionState {
     }
 
     struct Reader {
-        let bytes: UnsafeBufferPointer<UInt8>
+        let bytes: UnsafeRawBufferPointer
         var index = 0
 
         var isAtEnd: Bool { self.index == self.bytes.count }

@@ -158,9 +158,9 @@ extension PartitionState {
         }
     }
 
-    mutating func restoreRateWindows(userID: String, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
+    mutating func restoreRateWindows(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         let user = self.internUser(userID)
-        var reader = Reader(bytes: value ?? UnsafeBufferPointer(start: nil, count: 0))
+        var reader = Reader(bytes: value ?? UnsafeRawBufferPointer(start: nil, count: 0))
         var index = self.users[Int(user)].rateWindow
         var last = StateIndex.none
         while !reader.isAtEnd {

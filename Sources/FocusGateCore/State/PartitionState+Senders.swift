@@ -65,7 +65,7 @@ extension PartitionState {
         }
     }
 
-    mutating func restoreSenders(userID: String, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
+    mutating func restoreSenders(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         let user = self.internUser(userID)
         var ring = self.users[Int(user)].senderRing
         if ring == StateIndex.none {
@@ -74,7 +74,7 @@ extension PartitionState {
             self.users[Int(user)].senderRing = ring
         }
         var senders = SenderRing(user: user)
-        var reader = Reader(bytes: value ?? UnsafeBufferPointer(start: nil, count: 0))
+        var reader = Reader(bytes: value ?? UnsafeRawBufferPointer(start: nil, count: 0))
         var place = 0
         while !reader.isAtEnd {
             guard place < SenderRing.capacity else {

@@ -95,7 +95,7 @@ extension PartitionState {
         Self.writeVarint(slot.sequence, to: &value)
     }
 
-    mutating func restoreStatus(userID: String, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
+    mutating func restoreStatus(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         let user = self.internUser(userID)
         guard let value else {
             self.statusSlots[user] = nil

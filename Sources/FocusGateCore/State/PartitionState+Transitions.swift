@@ -122,7 +122,7 @@ extension PartitionState {
 
     // MARK: Changelog
 
-    mutating func restoreTransition(userID: String, value: UnsafeBufferPointer<UInt8>?) throws(StateFormatError) {
+    mutating func restoreTransition(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         let user = self.internUser(userID)
         guard let value else {
             self.transitionSlots[user] = nil
