@@ -73,6 +73,15 @@ if CommandLine.arguments.dropFirst().first == "memory" {
     exit(0)
 }
 
+// `CoreBenchmark restore`: only restoring partition states from their changelog records, for
+// profilers (USERS users, 1,000,000 by default).
+if CommandLine.arguments.dropFirst().first == "restore" {
+    restoreBenchmark(users: ProcessInfo.processInfo.environment["USERS"].flatMap(Int.init) ?? 1_000_000)
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+    exit(0)
+}
+
 // `CoreBenchmark limits`: only deciding with the state, people lists and rate limits.
 if CommandLine.arguments.dropFirst().first == "limits" {
     peopleAndLimitsBenchmark()

@@ -163,6 +163,26 @@ struct PartitionStateTests {
         #expect(state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now) != .duplicate)
     }
 
+    @Test("a restore tells apart users whose ids share a prefix or a length, read one after another or interleaved")
+    func restoreUsersAlike() throws {
+        var state = PartitionState()
+        let users = ["u1", "u10", "u1", "u2", "u2", "", "u10", "u1"]
+        for (index, user) in users.enumerated() {
+            _ = state.admit(Self.notification("n\(index)", user: user), context: nil, nowMilliseconds: Self.now)
+        }
+        var log: [([UInt8], [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+        var restored = PartitionState()
+        for (key, value) in log { try restored.restore(key: key, value: value) }
+        restored.finishRestore()
+        #expect(restored.userCount == 4 && restored.entryCount == users.count)
+        for user in Set(users) {
+            #expect(restored.badges(userID: user) == state.badges(userID: user), "\(user)")
+        }
+        #expect(restored.badges(userID: "u1").first?.unread == 3)
+    }
+
     @Test("the changelog restores badges, unread and the dedupe window; sequences continue")
     func roundTrip() throws {
         var state = PartitionState(dedupeWindow: 2)

@@ -235,23 +235,25 @@ extension PartitionState {
             guard key.count >= 10 else { throw StateFormatError(code: .malformed, message: "short entry key") }
             var idHash: UInt64 = 0
             for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
-            let userID = String(decoding: key[10...], as: UTF8.self)
-            try self.restoreEntry(userID: userID, idHash: idHash, value: value)
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[10...]))
+            try self.restoreEntry(user: user, idHash: idHash, value: value)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
                 throw StateFormatError(code: .malformed, message: "app ordinal out of range")
             }
-            let userID = String(decoding: key[reader.index...], as: UTF8.self)
-            try self.restoreApp(userID: userID, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[reader.index...]))
+            try self.restoreApp(user: user, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
         case Self.sendersKind:
-            try self.restoreSenders(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+            try self.restoreSenders(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.rateWindowsKind:
-            try self.restoreRateWindows(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+            try self.restoreRateWindows(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.statusKind:
-            try self.restoreStatus(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+            try self.restoreStatus(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.transitionKind:
-            try self.restoreTransition(userID: String(decoding: key[2...], as: UTF8.self), value: value)
+            try self.restoreTransition(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.commitKind:
             return
         default:
@@ -259,10 +261,27 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreEntry(userID: String, idHash: UInt64, value: UnsafeRawBufferPointer?)
+    /// The number of the user whose id a record's key ends with. A restore reads a user's records
+    /// one after another more often than not (a commit writes a notification's entry and its app's
+    /// counts together), so the last one's id is compared with these bytes first: no String is made,
+    /// hashed and looked up for those.
+    private mutating func restoredUser(_ id: UnsafeRawBufferPointer) -> UInt32 {
+        if self.restoreLastUser != StateIndex.none {
+            var last = self.userIDByNumber[Int(self.restoreLastUser)]
+            let same = last.withUTF8 { last in
+                guard last.count == id.count else { return false }
+                for index in 0..<id.count where last[index] != id[index] { return false }
+                return true
+            }
+            if same { return self.restoreLastUser }
+        }
+        self.restoreLastUser = self.internUser(String(decoding: id, as: UTF8.self))
+        return self.restoreLastUser
+    }
+
+    private mutating func restoreEntry(user: UInt32, idHash: UInt64, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
-        let user = self.internUser(userID)
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
             if let existing {
@@ -330,10 +349,9 @@ extension PartitionState {
         }
     }
 
-    private mutating func restoreApp(userID: String, ordinal: UInt32, isName: Bool, value: UnsafeRawBufferPointer?)
+    private mutating func restoreApp(user: UInt32, ordinal: UInt32, isName: Bool, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
-        let user = self.internUser(userID)
         let found = self.findApp(user: user, ordinal: ordinal)
         guard let value else {
             guard let app = found else { return }
@@ -366,6 +384,7 @@ extension PartitionState {
     /// window nor unread, and apps without a name, are dropped. The result counts as committed;
     /// badges are recounted with the context at each app's next event.
     public mutating func finishRestore() {
+        self.restoreLastUser = StateIndex.none
         // Apps: only named ones stay, relinked per user.
         for user in self.users.indices { self.users[user].firstApp = StateIndex.none }
         self.freeApp = StateIndex.none

@@ -158,8 +158,7 @@ extension PartitionState {
         }
     }
 
-    mutating func restoreRateWindows(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
-        let user = self.internUser(userID)
+    mutating func restoreRateWindows(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         var reader = Reader(bytes: value ?? UnsafeRawBufferPointer(start: nil, count: 0))
         var index = self.users[Int(user)].rateWindow
         var last = StateIndex.none

@@ -65,8 +65,7 @@ extension PartitionState {
         }
     }
 
-    mutating func restoreSenders(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
-        let user = self.internUser(userID)
+    mutating func restoreSenders(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         var ring = self.users[Int(user)].senderRing
         if ring == StateIndex.none {
             ring = UInt32(self.senderRings.count)

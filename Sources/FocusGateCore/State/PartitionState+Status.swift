@@ -95,8 +95,7 @@ extension PartitionState {
         Self.writeVarint(slot.sequence, to: &value)
     }
 
-    mutating func restoreStatus(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
-        let user = self.internUser(userID)
+    mutating func restoreStatus(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         guard let value else {
             self.statusSlots[user] = nil
             return

@@ -122,8 +122,7 @@ extension PartitionState {
 
     // MARK: Changelog
 
-    mutating func restoreTransition(userID: String, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
-        let user = self.internUser(userID)
+    mutating func restoreTransition(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         guard let value else {
             self.transitionSlots[user] = nil
             return

@@ -72,6 +72,8 @@ public struct PartitionState {
     /// Changes that ``writeChanges(_:)`` went through (and cleared the marks of).
     var changesWritten = 0
     var committed = CommitPoint()
+    /// While restoring: the user of the last record applied.
+    var restoreLastUser = StateIndex.none
 
     /// What a rollback returns to besides the before-images.
     struct CommitPoint {
