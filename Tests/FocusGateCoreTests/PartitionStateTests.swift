@@ -181,6 +181,14 @@ struct PartitionStateTests {
             #expect(restored.badges(userID: user) == state.badges(userID: user), "\(user)")
         }
         #expect(restored.badges(userID: "u1").first?.unread == 3)
+
+        // Records restored and then rolled back (never finished) leave no user behind to compare with.
+        var rolledBack = PartitionState()
+        for (key, value) in log.prefix(3) { try rolledBack.restore(key: key, value: value) }
+        rolledBack.rollback()
+        for (key, value) in log { try rolledBack.restore(key: key, value: value) }
+        rolledBack.finishRestore()
+        #expect(rolledBack.userCount == 4 && rolledBack.badges(userID: "u10") == state.badges(userID: "u10"))
     }
 
     @Test("the changelog restores badges, unread and the dedupe window; sequences continue")

@@ -352,6 +352,7 @@ public struct PartitionState {
 
     /// Puts everything back as of the last commit, in time proportional to what changed since.
     public mutating func rollback() {
+        self.restoreLastUser = StateIndex.none  // it may be a user the rollback removes
         // The table first forgets the entries as they are now, then learns them as they were.
         for record in self.undo {
             if case .entry(let index, _) = record { self.unindex(index) }
