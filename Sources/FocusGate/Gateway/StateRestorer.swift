@@ -147,19 +147,18 @@ final class StateRestorer {
     /// (the consumer's records are gone after each batch; a group can span batches).
     private struct Group {
         private var bytes: [UInt8] = []
-        /// Each record's key and value in `bytes`; a value of `nil` (a tombstone) has `valueCount` -1.
-        private var records: [(keyStart: Int, keyCount: Int, valueStart: Int, valueCount: Int)] = []
+        /// Each record's key in `bytes`, its value right after it; a value of `nil` (a tombstone)
+        /// has `valueCount` -1.
+        private var records: [(keyStart: Int, keyCount: Int, valueCount: Int)] = []
         var skipped = 0
         var unreadable = 0
 
         var count: Int { self.records.count }
 
         mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-            let keyStart = self.bytes.count
+            self.records.append((self.bytes.count, key.count, value?.count ?? -1))
             self.bytes.append(contentsOf: key)
-            let valueStart = self.bytes.count
             if let value { self.bytes.append(contentsOf: value) }
-            self.records.append((keyStart, key.count, valueStart, value?.count ?? -1))
         }
 
         /// Applies the records when their transaction committed, else skips them.
@@ -175,13 +174,11 @@ final class StateRestorer {
             var unreadable = 0
             self.bytes.withUnsafeBytes { bytes in
                 for record in self.records {
-                    let key = UnsafeRawBufferPointer(
-                        rebasing: bytes[record.keyStart..<record.keyStart + record.keyCount])
+                    let valueStart = record.keyStart + record.keyCount
+                    let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
                     let value =
                         record.valueCount < 0
-                        ? nil
-                        : UnsafeRawBufferPointer(
-                            rebasing: bytes[record.valueStart..<record.valueStart + record.valueCount])
+                        ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + record.valueCount])
                     do {
                         try state.restore(key: key, value: value)
                     } catch {
