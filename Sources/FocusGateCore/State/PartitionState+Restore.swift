@@ -1,0 +1,274 @@
+// MARK: - Restore: the changelog read back into a partition state (docs/state.md, Restore)
+
+extension PartitionState {
+    /// Applies one changelog record, in log order. Until ``finishRestore()``, the state is only
+    /// a set of records: call nothing else in between.
+    ///
+    /// - Throws: ``StateFormatError``: `legacy-state-format` for a record of the first state form,
+    ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
+    public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
+        try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
+            guard let value else { return try self.restore(key: UnsafeRawBufferPointer(key), value: nil) }
+            try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in
+                try self.restore(key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value))
+            }
+        }
+    }
+
+    /// ``restore(key:value:)`` from bytes it does not keep (a restore reads them where they lie).
+    public mutating func restore(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)
+        throws(StateFormatError)
+    {
+        guard key.count >= 2, key[0] == 0 else {
+            throw StateFormatError(
+                code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")
+        }
+        var reader = Reader(bytes: key, index: 2)
+        switch key[1] {
+        case Self.entryKind:
+            guard key.count >= 10 else { throw StateFormatError(code: .malformed, message: "short entry key") }
+            var idHash: UInt64 = 0
+            for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[10...]))
+            try self.restoreEntry(user: user, idHash: idHash, value: value)
+        case Self.nameKind, Self.countsKind:
+            let ordinal = try reader.varint()
+            guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "app ordinal out of range")
+            }
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[reader.index...]))
+            try self.restoreApp(user: user, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
+        case Self.sendersKind:
+            try self.restoreSenders(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
+        case Self.rateWindowsKind:
+            try self.restoreRateWindows(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
+        case Self.statusKind:
+            try self.restoreStatus(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
+        case Self.transitionKind:
+            try self.restoreTransition(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
+        case Self.commitKind:
+            return
+        default:
+            throw StateFormatError(code: .malformed, message: "unknown record kind \(key[1])")
+        }
+    }
+
+    /// The number of the user whose id a record's key ends with. A restore reads a user's records
+    /// one after another more often than not (a commit writes a notification's entry and its app's
+    /// counts together), so the last one's id is compared with these bytes first: no String is made,
+    /// hashed and looked up for those.
+    private mutating func restoredUser(_ id: UnsafeRawBufferPointer) -> UInt32 {
+        if self.restoreLastUser != StateIndex.none {
+            var last = self.userIDByNumber[Int(self.restoreLastUser)]
+            let same = last.withUTF8 { last in
+                guard last.count == id.count else { return false }
+                for index in 0..<id.count where last[index] != id[index] { return false }
+                return true
+            }
+            if same { return self.restoreLastUser }
+        }
+        self.restoreLastUser = self.internUser(String(decoding: id, as: UTF8.self))
+        return self.restoreLastUser
+    }
+
+    private mutating func restoreEntry(user: UInt32, idHash: UInt64, value: UnsafeRawBufferPointer?)
+        throws(StateFormatError)
+    {
+        let existing = self.findEntry(user: user, idHash: idHash)
+        guard let value else {
+            if let existing {
+                self.unindex(existing)
+                self.entries[Int(existing)] = .free
+                self.entries[Int(existing)].windowNext = self.freeEntry
+                self.freeEntry = existing
+                self.liveEntries -= 1
+            }
+            return
+        }
+        var reader = Reader(bytes: value)
+        let flags = try reader.byte()
+        let ordinal = try reader.varint()
+        let arrival = try reader.varint()
+        let decidedAt = Int64(bitPattern: try reader.varint())
+        let relevance = try reader.byte()
+        var attributes = EntryAttributes(criteria: try reader.optionalString(), sender: nil)
+        var item: SilencedItem?
+        if flags & 8 != 0 {
+            attributes.sender = try reader.optionalString()
+            attributes.thread = try reader.optionalString()
+            if try reader.byte() != 0 {
+                guard let id = try reader.optionalString() else {
+                    throw StateFormatError(code: .malformed, message: "summary item without an id")
+                }
+                let offset = Int64(bitPattern: try reader.varint()) &- 1
+                item = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
+            }
+        } else if !reader.isAtEnd {
+            guard let sender = try reader.optionalString(), !sender.isEmpty else {
+                throw StateFormatError(code: .malformed, message: "empty sender")
+            }
+            attributes.sender = sender
+        }
+        let attributeNumber = self.attributes.intern(attributes)
+        guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
+            throw StateFormatError(code: .malformed, message: "entry value")
+        }
+        if let item { self.summaryItems[EntryKey(user: user, idHash: idHash)] = item }
+        // Until finishRestore links them, `app` holds the app's ordinal (0: none).
+        var entry = StateEntry.free
+        entry.idHash = idHash
+        entry.decidedAt = decidedAt
+        entry.user = user
+        entry.app = flags & 1 != 0 ? UInt32(ordinal) : 0
+        entry.attributes = attributeNumber
+        entry.arrival = UInt32(arrival)
+        entry.flags =
+            StateEntry.alive | (flags & 1 != 0 ? StateEntry.unread : 0) | (flags & 2 != 0 ? StateEntry.silenced : 0)
+            | (flags & 4 != 0 ? StateEntry.summarized : 0)
+        entry.relevance = relevance
+        if let existing {
+            self.entries[Int(existing)] = entry
+        } else if self.freeEntry != StateIndex.none {
+            let reused = self.freeEntry
+            self.freeEntry = self.entries[Int(reused)].windowNext
+            self.entries[Int(reused)] = entry
+            self.insertSlot(reused)
+            self.liveEntries += 1
+        } else {
+            self.entries.append(entry)
+            self.insertSlot(UInt32(self.entries.count - 1))
+            self.liveEntries += 1
+        }
+    }
+
+    private mutating func restoreApp(user: UInt32, ordinal: UInt32, isName: Bool, value: UnsafeRawBufferPointer?)
+        throws(StateFormatError)
+    {
+        let found = self.findApp(user: user, ordinal: ordinal)
+        guard let value else {
+            guard let app = found else { return }
+            if isName {
+                self.apps[Int(app)].flags &= ~AppSlot.restoredName
+            } else {
+                self.apps[Int(app)].sequence = 0
+                self.apps[Int(app)].badge = 0
+            }
+            return
+        }
+        let app = found ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
+        if isName {
+            self.appIDBySlot[Int(app)] = self.sharedAppID(String(decoding: value, as: UTF8.self))
+            self.apps[Int(app)].flags |= AppSlot.restoredName
+        } else {
+            var reader = Reader(bytes: value)
+            let sequence = try reader.varint()
+            let badge = try reader.varint()
+            guard reader.isAtEnd, badge <= UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "app counts value")
+            }
+            self.apps[Int(app)].sequence = sequence
+            self.apps[Int(app)].badge = UInt32(badge)
+        }
+    }
+
+    /// Links what ``restore(key:value:)`` read: each user's entries in arrival order, the newest
+    /// ``dedupeWindow`` as the window, the unread ones in their apps' lists; entries neither in a
+    /// window nor unread, and apps without a name, are dropped. The result counts as committed;
+    /// badges are recounted with the context at each app's next event.
+    public mutating func finishRestore() {
+        self.restoreLastUser = StateIndex.none
+        // Apps: only named ones stay, relinked per user.
+        for user in self.users.indices { self.users[user].firstApp = StateIndex.none }
+        self.freeApp = StateIndex.none
+        for index in self.apps.indices.reversed() {
+            if self.apps[index].has(AppSlot.restoredName) {
+                let user = Int(self.apps[index].user)
+                self.apps[index].flags = AppSlot.alive
+                self.apps[index].nextApp = self.users[user].firstApp
+                self.users[user].firstApp = UInt32(index)
+                self.users[user].nextOrdinal = max(self.users[user].nextOrdinal, self.apps[index].ordinal + 1)
+            } else {
+                self.apps[index] = AppSlot(user: StateIndex.none, ordinal: 0)
+                self.appIDBySlot[index] = ""
+                self.apps[index].flags = 0
+                self.apps[index].nextApp = self.freeApp
+                self.freeApp = UInt32(index)
+            }
+        }
+        // Entries: bucketed by user (counting sort), then by arrival within each user.
+        var starts = [Int](repeating: 0, count: self.users.count + 1)
+        for entry in self.entries where entry.has(StateEntry.alive) { starts[Int(entry.user) + 1] += 1 }
+        for user in self.users.indices { starts[user + 1] += starts[user] }
+        var order = [UInt32](repeating: 0, count: starts[self.users.count])
+        var fill = starts
+        for (index, entry) in self.entries.enumerated() where entry.has(StateEntry.alive) {
+            order[fill[Int(entry.user)]] = UInt32(index)
+            fill[Int(entry.user)] += 1
+        }
+        for user in self.users.indices {
+            let range = starts[user]..<starts[user + 1]
+            order[range].sort { self.entries[Int($0)].arrival < self.entries[Int($1)].arrival }
+            self.linkRestored(user: UInt32(user), order[range])
+        }
+        self.undo.removeAll()
+        self.changes.removeAll()
+        self.rebuildTransitionQueue()
+        self.transitionsChanged = false
+        self.committed = self.commitPoint
+    }
+
+    private mutating func linkRestored(user: UInt32, _ entries: ArraySlice<UInt32>) {
+        let windowStart = max(entries.startIndex, entries.endIndex - self.dedupeWindow)
+        var slot = self.users[Int(user)]
+        slot.windowHead = StateIndex.none
+        slot.windowTail = StateIndex.none
+        slot.windowCount = 0
+        slot.nextArrival = 0
+        for position in entries.indices {
+            let index = entries[position]
+            var entry = self.entries[Int(index)]
+            slot.nextArrival = max(slot.nextArrival, entry.arrival &+ 1)
+            entry.windowNext = StateIndex.none
+            entry.unreadPrev = StateIndex.none
+            entry.unreadNext = StateIndex.none
+            let ordinal = entry.app
+            entry.app = StateIndex.none
+            if entry.has(StateEntry.unread), ordinal != 0, let app = self.findApp(user: user, ordinal: ordinal) {
+                entry.app = app
+                entry.unreadPrev = self.apps[Int(app)].unreadTail
+                if entry.unreadPrev != StateIndex.none { self.entries[Int(entry.unreadPrev)].unreadNext = index }
+                if self.apps[Int(app)].unreadHead == StateIndex.none { self.apps[Int(app)].unreadHead = index }
+                self.apps[Int(app)].unreadTail = index
+                self.apps[Int(app)].unread += 1
+            } else {
+                entry.flags &= ~StateEntry.unread
+            }
+            if position >= windowStart {
+                entry.flags |= StateEntry.inWindow
+                if slot.windowTail != StateIndex.none { self.entries[Int(slot.windowTail)].windowNext = index }
+                if slot.windowHead == StateIndex.none { slot.windowHead = index }
+                slot.windowTail = index
+                slot.windowCount += 1
+            }
+            self.entries[Int(index)] = entry
+            if !entry.has(StateEntry.inWindow) && !entry.has(StateEntry.unread) {
+                self.unindex(index)
+                self.entries[Int(index)] = .free
+                self.entries[Int(index)].windowNext = self.freeEntry
+                self.freeEntry = index
+                self.liveEntries -= 1
+            }
+        }
+        self.users[Int(user)] = slot
+        // A smaller maxUnreadPerApp than the state was written with drops the oldest.
+        var app = slot.firstApp
+        while app != StateIndex.none {
+            while self.apps[Int(app)].unread > self.maxUnreadPerApp {
+                self.removeUnread(self.apps[Int(app)].unreadHead)
+            }
+            app = self.apps[Int(app)].nextApp
+        }
+    }
+}
