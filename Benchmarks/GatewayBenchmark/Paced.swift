@@ -115,6 +115,38 @@ func offerAndRead(topic: String, offered: Double, seconds: Double) async throws 
     return try await reader.value
 }
 
+/// Offers records at `offered` per second for `seconds` to a fresh at-least-once `serve` (every
+/// user's context cached first); returns the latencies (ms) from the record's production to the
+/// output being read, sorted.
+func latencies(offered: Double, seconds: Double) async throws -> [Double] {
+    let topic = "bench-latency-\(nextRun())"
+    try broker.createTopic(.init(name: topic, partitions: partitions))
+    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
+    while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
+    try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
+    while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
+    let latencies = try await offerAndRead(topic: topic, offered: offered, seconds: seconds).map(\.ms).sorted()
+    await instance.stop()
+    return latencies
+}
+
+/// The latency row (markdown and JSON) of `offered` records/s for `seconds`, described by `label`.
+func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
+    name: String, value: String, json: String
+) {
+    let latencies = try await latencies(offered: offered, seconds: seconds)
+    let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
+    log("latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms")
+    return (
+        "latency at \(format(offered)) records/s offered\(label.map { " (\($0))" } ?? ""), at-least-once (goal p99 < 20 ms)",
+        String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
+    )
+}
+
 /// The value at quantile `p` of sorted `values` (NaN when empty).
 func percentile(_ values: [Double], _ p: Double) -> Double {
     values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))]

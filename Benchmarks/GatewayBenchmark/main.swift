@@ -12,6 +12,7 @@
 // Prints a markdown table and one JSON line per figure.
 //
 //   swift run -c release GatewayBenchmark [records] [rounds]
+//   swift run -c release GatewayBenchmark latency RATE…   (latency alone, at each offered rate)
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
 import BenchmarkSupport
 import FocusGate
@@ -54,6 +55,13 @@ func format(_ rate: Double) -> String { String(format: "%.0f", rate) }
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)) }
 
+/// Prints the rows as a markdown table titled `title`, then one JSON line per row.
+@MainActor func printRows(title: String) {
+    print("\n| \(title) | result |\n|---|---|")
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+}
+
 // MARK: - Broker, store, workload
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
@@ -94,6 +102,18 @@ try await store.bulkInsertForBenchmark(
             ]
         )
     })
+
+// `GatewayBenchmark latency RATE…`: latency at each offered rate (records/s), alone (Paced.swift).
+if CommandLine.arguments.dropFirst().first == "latency" {
+    let offered = CommandLine.arguments.dropFirst(2).compactMap { Double($0) }
+    for rate in offered.isEmpty ? [1_000] : offered {
+        rows.append(try await latencyRow(offered: rate, seconds: 10))
+    }
+    printRows(title: "gateway benchmark: latency (\(partitions) partitions, \(users) users)")
+    await store.close()
+    broker.shutdown()
+    exit(0)
+}
 
 let input = "bench-notifications"
 try broker.createTopic(.init(name: input, partitions: partitions))
@@ -386,43 +406,15 @@ rows.append(
 
 // MARK: - Latency at half the measured maximum (at-least-once: outputs are readable once delivered)
 
-/// Offers records at `offered` per second for `seconds`; returns the latencies (ms) from the
-/// record's production to the output being read.
-func latencies(offered: Double, seconds: Double) async throws -> [Double] {
-    let topic = "bench-latency-\(nextRun())"
-    try broker.createTopic(.init(name: topic, partitions: partitions))
-    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
-    while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
-    try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
-    while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
-    let latencies = try await offerAndRead(topic: topic, offered: offered, seconds: seconds).map(\.ms).sorted()
-    await instance.stop()
-    return latencies
-}
-
 for (offered, seconds, label) in [
     (median(gateway[.atLeastOnce]!) / 2, 10.0, "half the measured maximum"), (1000.0, 5.0, "a light load"),
 ] {
-    let latencies = try await latencies(offered: offered, seconds: seconds)
-    let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
-    rows.append(
-        (
-            "latency at \(format(offered)) records/s offered (\(label)), at-least-once (goal p99 < 20 ms)",
-            String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
-            #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
-        ))
+    rows.append(try await latencyRow(offered: offered, seconds: seconds, label: label))
 }
 
 await store.close()
 broker.shutdown()
-
-print("")
-print(
-    "| gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds) | result |"
+printRows(
+    title:
+        "gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds)"
 )
-print("|---|---|")
-for row in rows { print("| \(row.name) | \(row.value) |") }
-for row in rows { print(row.json) }

@@ -108,6 +108,14 @@ final class RDKafkaMockCluster: @unchecked Sendable {
         }
         self.bootstraps = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
         self.state = Mutex(cluster)
+        // Its connections inherit TCP_NODELAY from the listeners; without it a response can wait
+        // 40 ms for the client's delayed ACK (ListeningSockets).
+        let ports = Set(
+            self.bootstraps.split(separator: ",").compactMap { UInt16($0.split(separator: ":").last ?? "") })
+        let set = ListeningSockets.disableNagle(ports: ports)
+        if set != ports {
+            logger.warning("embedded broker: TCP_NODELAY not set on every listener; responses may wait up to 40 ms")
+        }
     }
 
     deinit {

@@ -31,6 +31,10 @@ public struct KafkaConsumerConfiguration: Sendable {
     public var firstAssignmentWait: Duration = .seconds(10)
     /// Prefetch limits; see ``Prefetch``.
     public var prefetch: Prefetch = .throughput
+    /// Sends each request as soon as it is written, without waiting for the acknowledgement of
+    /// the previous small one (`socket.nagle.disable`, i.e. `TCP_NODELAY`): with Nagle's algorithm,
+    /// a request can wait up to 40 ms for a delayed ACK. Default: `true` (librdkafka's is `false`).
+    public var disablesNagle: Bool = true
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
     public var statisticsInterval: Duration?
     /// Any librdkafka property, passed through; wins over a typed setting of the same name. One that
@@ -57,6 +61,7 @@ public struct KafkaConsumerConfiguration: Sendable {
             ("session.timeout.ms", String(self.sessionTimeout.wholeMilliseconds)),
             ("queued.min.messages", String(self.prefetch.minMessages)),
             ("queued.max.messages.kbytes", String(self.prefetch.maxKilobytes)),
+            ("socket.nagle.disable", self.disablesNagle ? "true" : "false"),
         ]
         typed.append(("group.id", self.groupID ?? Self.manualAssignmentGroupID))
         if let interval = self.statisticsInterval {

@@ -19,6 +19,10 @@ public struct KafkaProducerConfiguration: Sendable {
     /// Records the local queue holds before `produce` reports a full queue
     /// (`queue.buffering.max.messages`). Default: `1_000_000`.
     public var maxQueuedMessages: Int = 1_000_000
+    /// Sends each request as soon as it is written, without waiting for the acknowledgement of
+    /// the previous small one (`socket.nagle.disable`, i.e. `TCP_NODELAY`): with Nagle's algorithm,
+    /// a request can wait up to 40 ms for a delayed ACK. Default: `true` (librdkafka's is `false`).
+    public var disablesNagle: Bool = true
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
     public var statisticsInterval: Duration?
     /// Any librdkafka property, passed through (e.g. `security.protocol`, `sasl.mechanisms`); one that
@@ -38,6 +42,7 @@ public struct KafkaProducerConfiguration: Sendable {
             ("enable.idempotence", self.isIdempotent || self.transactionalID != nil ? "true" : "false"),
             ("linger.ms", String(self.linger.wholeMilliseconds)),
             ("queue.buffering.max.messages", String(self.maxQueuedMessages)),
+            ("socket.nagle.disable", self.disablesNagle ? "true" : "false"),
         ]
         if let transactionalID = self.transactionalID {
             typed.append(("transactional.id", transactionalID))

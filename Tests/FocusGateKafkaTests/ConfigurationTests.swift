@@ -96,6 +96,18 @@ struct ConfigurationTests {
         _ = try KafkaProducer(configuration: producer, logger: self.logger) { _ in }
     }
 
+    @Test("clients send without Nagle's delay unless a pass-through property says otherwise")
+    func nagleDisabled() {
+        var consumer = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: "g")
+        var producer = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        #expect(Dictionary(uniqueKeysWithValues: consumer.rdkafkaProperties)["socket.nagle.disable"] == "true")
+        #expect(Dictionary(uniqueKeysWithValues: producer.rdkafkaProperties)["socket.nagle.disable"] == "true")
+        consumer.properties["socket.nagle.disable"] = "false"
+        producer.disablesNagle = false
+        #expect(Dictionary(uniqueKeysWithValues: consumer.rdkafkaProperties)["socket.nagle.disable"] == "false")
+        #expect(Dictionary(uniqueKeysWithValues: producer.rdkafkaProperties)["socket.nagle.disable"] == "false")
+    }
+
     @Test("topic specifications: compaction is a topic config")
     func topicSpecification() {
         let state = KafkaTopicSpecification.compacted("focusgate.state", partitions: 8, replicationFactor: 3)
