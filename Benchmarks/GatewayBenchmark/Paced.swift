@@ -19,34 +19,51 @@ func wallMicros() -> Int64 {
     return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
 }
 
-/// Reads the delivered and silenced outputs from their current ends for up to `seconds` (and
-/// until 90% of `expected` stamped records arrived once that time is nearly up); returns, per
-/// stamped record, when it was produced (wall µs) and how long until it was read (ms).
+/// Reads `outputs` (the delivered and silenced topics) from their current ends for up to
+/// `seconds` (and until 90% of `expected` stamped records arrived once that time is nearly up);
+/// returns, per stamped record, when it was produced (wall µs) and how long until it was read (ms).
 ///
 /// Call before producing; `ready` is set once the reader is positioned.
-func readStampedOutputs(expected: Int, seconds: Double, ready: Flag) throws -> [(sentAt: Int64, ms: Double)] {
-    let consumer = try tailReader(of: [TopicNames().delivered, TopicNames().silenced])
+func readStampedOutputs(outputs: [String], expected: Int, seconds: Double, ready: Flag) throws -> [(
+    sentAt: Int64, ms: Double
+)] {
+    let consumer = try tailReader(of: outputs)
     ready.set()
     var latencies: [(sentAt: Int64, ms: Double)] = []
-    let marker = Array(#""sentAtUs":"#.utf8)
+    latencies.reserveCapacity(expected)
     let deadline = ContinuousClock.now + .seconds(seconds + 20)
     while ContinuousClock.now < deadline {
         consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(10)) { batch in
             let now = wallMicros()
             for record in batch {
-                guard let value = record.value, let range = value.firstRange(of: marker) else { continue }
-                var micros: Int64 = 0
-                var index = range.upperBound
-                while index < value.count, value[index] >= 48, value[index] <= 57 {
-                    micros = micros * 10 + Int64(value[index] - 48)
-                    index += 1
-                }
-                if micros > 0 { latencies.append((micros, Double(now - micros) / 1000)) }
+                guard let value = record.value, let micros = sentAtMicros(in: value) else { continue }
+                latencies.append((micros, Double(now - micros) / 1000))
             }
         }
         if latencies.count >= Int(Double(expected) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
     }
     return latencies
+}
+
+/// The `"sentAtUs":` stamp of an output's value, found by a byte loop over the buffer: the reader
+/// must keep up with the gateway on the same two cores (a generic `firstRange(of:)` took a core at
+/// 60,000 records/s and fell behind).
+func sentAtMicros(in value: UnsafeRawBufferPointer) -> Int64? {
+    let marker: StaticString = #""sentAtUs":"#
+    let length = marker.utf8CodeUnitCount
+    guard let base = value.baseAddress, value.count > length else { return nil }
+    var index = 0
+    while index <= value.count - length {
+        if value[index] == UInt8(ascii: "\""), memcmp(base + index, marker.utf8Start, length) == 0 { break }
+        index += 1
+    }
+    index += length
+    var micros: Int64 = 0
+    while index < value.count, value[index] >= 48, value[index] <= 57 {
+        micros = micros * 10 + Int64(value[index] - 48)
+        index += 1
+    }
+    return micros > 0 ? micros : nil
 }
 
 /// A consumer without a group, positioned at the current end of every partition of `topics`,
@@ -72,7 +89,10 @@ func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000
     let producer = try KafkaProducer(
         configuration: {
             var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
-            configuration.linger = .zero
+            // No wait by default: each record goes out at once. A linger makes fewer, larger
+            // batches, which the embedded broker walks faster (docs/performance.md, Latency).
+            let linger = Int(ProcessInfo.processInfo.environment["BENCH_PACED_LINGER_MS"] ?? "") ?? 0
+            configuration.linger = .milliseconds(linger)
             return configuration
         }(),
         logger: logger, onDeliveryReport: { _ in }
@@ -98,14 +118,17 @@ func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000
     try producer.flush(timeout: .seconds(30))
 }
 
-/// Offers stamped records to `topic` at `offered` per second for `seconds`, reading the outputs
+/// Offers stamped records to `topic` at `offered` per second for `seconds`, reading `outputs`
 /// from their current ends meanwhile; returns each output's production time and latency.
-func offerAndRead(topic: String, offered: Double, seconds: Double) async throws -> [(sentAt: Int64, ms: Double)] {
+func offerAndRead(
+    topic: String, offered: Double, seconds: Double,
+    outputs: [String] = [TopicNames().delivered, TopicNames().silenced]
+) async throws -> [(sentAt: Int64, ms: Double)] {
     let total = Int(offered * seconds)
     let ready = Flag()
     let reader = Task {
         try await DedicatedThread.run(name: "reader") {
-            try readStampedOutputs(expected: total, seconds: seconds, ready: ready)
+            try readStampedOutputs(outputs: outputs, expected: total, seconds: seconds, ready: ready)
         }
     }
     while !ready.isSet { try await Task.sleep(for: .milliseconds(10)) }
@@ -119,16 +142,29 @@ func offerAndRead(topic: String, offered: Double, seconds: Double) async throws 
 /// user's context cached first); returns the latencies (ms) from the record's production to the
 /// output being read, sorted.
 func latencies(offered: Double, seconds: Double) async throws -> [Double] {
-    let topic = "bench-latency-\(nextRun())"
-    try broker.createTopic(.init(name: topic, partitions: partitions))
-    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
+    let run = nextRun()
+    let topic = "bench-latency-\(run)"
+    // Outputs of this run only: the embedded broker finds a fetch's offset by walking the
+    // partition's batches from the oldest, so a reader at the end of topics that every earlier
+    // run wrote to would cost it more with each run.
+    let outputs = ["bench-latency-delivered-\(run)", "bench-latency-silenced-\(run)"]
+    for name in [topic] + outputs { try broker.createTopic(.init(name: name, partitions: partitions)) }
+    var environment = try settings(.atLeastOnce, input: topic)
+    environment["FOCUSGATE_TOPICS_DELIVERED"] = outputs[0]
+    environment["FOCUSGATE_TOPICS_SILENCED"] = outputs[1]
+    let instance = try await Instance(environment)
     while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
         try await Task.sleep(for: .milliseconds(50))
     }
     // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
     try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
     while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
-    let latencies = try await offerAndRead(topic: topic, offered: offered, seconds: seconds).map(\.ms).sorted()
+    let raw = try await offerAndRead(topic: topic, offered: offered, seconds: seconds, outputs: outputs)
+    if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
+        try raw.map { "\($0.sentAt) \($0.ms)" }.joined(separator: "\n").write(
+            toFile: dump, atomically: true, encoding: .utf8)
+    }
+    let latencies = raw.map(\.ms).sorted()
     await instance.stop()
     return latencies
 }

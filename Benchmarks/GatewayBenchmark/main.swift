@@ -13,6 +13,9 @@
 //
 //   swift run -c release GatewayBenchmark [records] [rounds]
 //   swift run -c release GatewayBenchmark latency RATE…   (latency alone, at each offered rate)
+//   BENCH_PACED_LINGER_MS sets the paced producer's linger (0 by default; the latency counts
+//   from the produce call, so a linger's wait is included); BENCH_DUMP=FILE writes each
+//   latency sample of the latency runs (produced at, µs; latency, ms), one per line.
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
 import BenchmarkSupport
 import FocusGate
