@@ -1,4 +1,5 @@
 internal import Crdkafka
+import Synchronization
 public import Logging
 
 /// A Kafka consumer: group subscription with cooperative rebalancing, batch consumption, and
@@ -11,6 +12,7 @@ public import Logging
 public final class KafkaConsumer {
     let client: RDKafkaHandle
     private let queue: OpaquePointer
+    private let wakeRequests = WakeRequests()
     private var buffer: UnsafeMutableBufferPointer<UnsafeMutablePointer<rd_kafka_message_t>?>
     private var isClosed = false
     private var isSubscribed = false
@@ -56,6 +58,30 @@ public final class KafkaConsumer {
         self.membership = membership
         self.logger = logger
     }
+
+    /// Makes a ``consumeBatch(maxRecords:timeout:_:)`` that is waiting for records return at once
+    /// (or the next one, when none is waiting), from any thread.
+    ///
+    /// `@unchecked Sendable`: `rd_kafka_queue_yield` takes the queue's lock. The queue lives as long
+    /// as the consumer: whoever holds a waker must stop using it before the consumer goes away.
+    public struct Waker: @unchecked Sendable {
+        fileprivate let queue: OpaquePointer
+        fileprivate let requests: WakeRequests
+
+        public func wake() {
+            self.requests.raised.store(true, ordering: .releasing)
+            rd_kafka_queue_yield(self.queue)
+        }
+    }
+
+    /// Set by a ``Waker``, taken by the next ``consumeBatch(maxRecords:timeout:_:)`` instead of
+    /// waiting: librdkafka's yield flag can be taken by the call that only collects what is ready.
+    final class WakeRequests: Sendable {
+        let raised = Atomic(false)
+    }
+
+    /// A waker for this consumer's ``consumeBatch(maxRecords:timeout:_:)``.
+    public var waker: Waker { Waker(queue: self.queue, requests: self.wakeRequests) }
 
     deinit {
         self.close()
@@ -169,7 +195,7 @@ public final class KafkaConsumer {
         // the whole timeout to every record's latency at low rates. Take what is ready; if nothing
         // is, wait for one record, then take what arrived with it.
         var count = max(Int(rd_kafka_consume_batch_queue(self.queue, 0, self.buffer.baseAddress, maxRecords)), 0)
-        if count == 0, timeout > .zero,
+        if count == 0, timeout > .zero, !self.wakeRequests.raised.exchange(false, ordering: .acquiring),
             let first = rd_kafka_consume_queue(self.queue, Int32(clamping: timeout.wholeMilliseconds))
         {
             self.buffer[0] = first

@@ -152,10 +152,6 @@ struct PartitionStateTests {
         _ = state.admit(Self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
         _ = state.recompute(userID: "u", context: Self.work, nowMilliseconds: Self.now)
         #expect(Set(state.changedUsers) == ["u", "new"])
-        var published: [(userID: String, badges: [Badge])] = [("earlier", [])]
-        state.appendChangedUserBadges(to: &published)
-        #expect(published.map(\.userID) == ["earlier"] + state.changedUsers)
-        #expect(published.dropFirst().allSatisfy { $0.badges == state.badges(userID: $0.userID) && !$0.badges.isEmpty })
         state.rollback()
         #expect(!state.hasChanges && state.badges(userID: "u") == badges)
         #expect(!state.contains(userID: "new") && state.entryCount == 2)

@@ -1,6 +1,7 @@
 @testable import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import Logging
 import Synchronization
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// the HTTP handlers. (ThreadSanitizer cannot judge these here: it does not see the futex-based
 /// `Synchronization.Mutex` of Swift 6.3 on Linux and flags every `withLock`; the types are checked
 /// `Sendable` by the Swift 6 language mode instead.)
-@Suite("Context changes reach the worker that owns the user")
+@Suite("Context changes and badge questions reach the workers")
 struct ContextChangeInboxTests {
     @Test("changes posted from one thread are drained on another, each once, in order")
     func handOff() async throws {
@@ -27,33 +28,110 @@ struct ContextChangeInboxTests {
         #expect(inbox.drain().isEmpty)
     }
 
-    @Test("the badge directory is written by workers and read by HTTP handlers concurrently")
-    func directory() async throws {
-        let directory = BadgeDirectory()
-        let done = Atomic(false)
-        async let writer: Void = DedicatedThread.run(name: "test-worker") {
-            for sequence in 1...5000 {
-                directory.publish([
-                    (
-                        "u-1",
-                        [
-                            Badge(
-                                appID: "chat", badge: sequence % 7, unread: sequence % 7, sequence: UInt64(sequence))
-                        ]
-                    )
-                ])
+    private static let badge = Badge(appID: "chat", badge: 2, unread: 3, sequence: 7)
+    private static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// A consumer of no broker: its waker is all a desk needs.
+    private static func idleConsumer() throws -> KafkaConsumer {
+        try KafkaConsumer(
+            configuration: KafkaConsumerConfiguration(bootstrapServers: "127.0.0.1:1", groupID: nil),
+            logger: Self.logger)
+    }
+
+    /// Waits (on a condition, 10 s at most) until `count` questions wait at `desk`.
+    private static func waitForQuestions(_ count: Int, at desk: BadgeDirectory.Desk) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while desk.waitingQuestions < count {
+            try #require(ContinuousClock.now < deadline, "\(count) questions did not arrive within 10 s")
+            await Task.yield()
+        }
+    }
+
+    @Test("a badge question waits for the worker's answer; one asked again after the commit keeps waiting")
+    func questionWaitsForTheWorker() async throws {
+        let consumer = try Self.idleConsumer()
+        let directory = BadgeDirectory(workers: 1)
+        let desk = directory.desks[0]
+        desk.open(waker: consumer.waker)
+        async let asked = directory.badges(userID: "u-1")
+        try await Self.waitForQuestions(1, at: desk)
+        #expect(desk.hasQuestions)
+        desk.answer { _ in .afterCommit }
+        #expect(desk.waitingQuestions == 1 && desk.hasQuestions)
+        let answered = try await DedicatedThread.run(name: "test-worker") { () -> [String] in
+            var users: [String] = []
+            desk.answer { userID in
+                users.append(userID)
+                return userID == "u-1" ? .owned([Self.badge]) : .notOwned
             }
-            done.store(true, ordering: .releasing)
+            return users
         }
-        var last: UInt64 = 0
-        while !done.load(ordering: .acquiring) {
-            let sequence = await directory.badges(userID: "u-1").first?.sequence ?? 0
-            #expect(sequence >= last, "a reader never sees badges go back")
-            last = sequence
-        }
-        try await writer
-        #expect(await directory.badges(userID: "u-1").first?.sequence == 5000)
-        directory.remove(["u-1"])
+        #expect(answered == ["u-1"])
+        #expect(await asked == [Self.badge])
+        #expect(desk.waitingQuestions == 0 && !desk.hasQuestions)
+        desk.close()
+    }
+
+    @Test("a worker that does not run answers at once: before it opens, and after it closes")
+    func stoppedWorkerAnswersAtOnce() async throws {
+        let consumer = try Self.idleConsumer()
+        let directory = BadgeDirectory(workers: 1)
+        let desk = directory.desks[0]
         #expect(await directory.badges(userID: "u-1").isEmpty)
+        desk.open(waker: consumer.waker)
+        async let waiting = directory.badges(userID: "u-1")
+        try await Self.waitForQuestions(1, at: desk)
+        desk.close()
+        #expect(await waiting.isEmpty)
+        #expect(await directory.badges(userID: "u-1").isEmpty)
+    }
+
+    @Test("with several workers the question goes to each; the owner's answer is taken")
+    func ownerAnswers() async throws {
+        let consumer = try Self.idleConsumer()
+        let directory = BadgeDirectory(workers: 3)
+        for desk in directory.desks { desk.open(waker: consumer.waker) }
+        async let owned = directory.badges(userID: "u-1")
+        for desk in directory.desks { try await Self.waitForQuestions(1, at: desk) }
+        for (index, desk) in directory.desks.enumerated() {
+            desk.answer { _ in index == 1 ? .owned([Self.badge]) : .notOwned }
+        }
+        #expect(await owned == [Self.badge])
+        async let unowned = directory.badges(userID: "u-2")
+        for desk in directory.desks { try await Self.waitForQuestions(1, at: desk) }
+        for desk in directory.desks { desk.answer { _ in .notOwned } }
+        #expect(await unowned.isEmpty)
+        for desk in directory.desks { desk.close() }
+    }
+
+    @Test("a question wakes a worker that waits for records")
+    func questionWakesTheWorker() async throws {
+        let directory = BadgeDirectory(workers: 1)
+        let desk = directory.desks[0]
+        let opened = Atomic(false)
+        let worker = Task {
+            try await DedicatedThread.run(name: "test-worker") { () -> Duration in
+                let consumer = try Self.idleConsumer()
+                desk.open(waker: consumer.waker)
+                opened.store(true, ordering: .releasing)
+                // Without a wake-up this waits 30 s for records that never come.
+                let started = ContinuousClock.now
+                while !desk.hasQuestions && ContinuousClock.now - started < .seconds(30) {
+                    consumer.consumeBatch(timeout: .seconds(30)) { _ in }
+                }
+                let waited = ContinuousClock.now - started
+                desk.answer { _ in .owned([Self.badge]) }
+                desk.close()
+                return waited
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !opened.load(ordering: .acquiring) {
+            try #require(ContinuousClock.now < deadline, "the worker did not open its desk within 10 s")
+            await Task.yield()
+        }
+        #expect(await directory.badges(userID: "u-1") == [Self.badge])
+        let waited = try await worker.value
+        #expect(waited < .seconds(10), "the worker woke after \(waited)")
     }
 }

@@ -1,35 +1,110 @@
 public import FocusGateCore
+import FocusGateKafka
 import Synchronization
 
 /// The committed badges of the users whose partitions this instance owns, for
 /// `GET /v1/users/{id}/badges`.
 ///
-/// Workers publish the badges of the users a commit changed (one lock per commit) and forget the
-/// users of revoked partitions; the HTTP handler reads without touching a worker's state.
+/// A question is put to every worker's ``Desk`` and wakes the worker. The worker answers on its
+/// own thread: at once when the user's partition has nothing uncommitted, else after its next
+/// commit (within one commit interval and the commit). Nothing is copied for the directory while
+/// no one asks: keeping a shared copy of every changed user's badges cost each commit about as
+/// much as writing the state changelog (docs/performance.md).
 public final class BadgeDirectory: BadgeReading, Sendable {
-    private let badges = Mutex<[String: [Badge]]>([:])
+    let desks: [Desk]
 
-    public init() {}
-
-    public func badges(userID: String) async -> [Badge] {
-        self.badges.withLock { $0[userID] ?? [] }
+    /// Creates a directory for `workers` workers; desk `i` is worker `i`'s.
+    public init(workers: Int) {
+        self.desks = (0..<workers).map { _ in Desk() }
     }
 
-    /// Replaces the badges of the given users (an empty list removes the user).
-    func publish(_ changed: [(userID: String, badges: [Badge])]) {
-        guard !changed.isEmpty else { return }
-        self.badges.withLock { badges in
-            for (userID, list) in changed {
-                badges[userID] = list.isEmpty ? nil : list
-            }
+    public func badges(userID: String) async -> [Badge] {
+        if self.desks.count == 1 { return await self.desks[0].ask(userID) ?? [] }
+        return await withTaskGroup(of: [Badge]?.self) { group in
+            for desk in self.desks { group.addTask { await desk.ask(userID) } }
+            var owned: [Badge]?
+            for await answer in group where owned == nil { owned = answer }
+            return owned ?? []
         }
     }
 
-    /// Forgets users whose partition moved away.
-    func remove(_ userIDs: [String]) {
-        guard !userIDs.isEmpty else { return }
-        self.badges.withLock { badges in
-            for userID in userIDs { badges[userID] = nil }
+    /// A worker's answer to a question about a user.
+    enum Reply {
+        /// The user's badges: the worker owns the user, and its state is as committed.
+        case owned([Badge])
+        /// No partition of the worker holds the user.
+        case notOwned
+        /// The user's partition has uncommitted changes: asked again after the commit.
+        case afterCommit
+    }
+
+    /// The questions waiting for one worker.
+    final class Desk: Sendable {
+        private struct State {
+            var waker: KafkaConsumer.Waker?
+            var questions: [(userID: String, answer: CheckedContinuation<[Badge]?, Never>)] = []
+        }
+
+        private let state = Mutex(State())
+        private let count = Atomic(0)
+
+        /// The user's badges from this desk's worker; `nil` when the worker does not own the
+        /// user, or does not run.
+        func ask(_ userID: String) async -> [Badge]? {
+            await withCheckedContinuation { continuation in
+                let waiting = self.state.withLock { state in
+                    guard let waker = state.waker else { return false }
+                    state.questions.append((userID, continuation))
+                    self.count.add(1, ordering: .releasing)
+                    waker.wake()
+                    return true
+                }
+                if !waiting { continuation.resume(returning: nil) }
+            }
+        }
+
+        /// Whether questions wait: one atomic load, for the worker's loop.
+        var hasQuestions: Bool { self.count.load(ordering: .acquiring) > 0 }
+
+        /// Questions waiting for the worker's answer.
+        var waitingQuestions: Int { self.state.withLock { $0.questions.count } }
+
+        /// The worker takes questions from now on; `waker` interrupts its wait for records.
+        func open(waker: KafkaConsumer.Waker) {
+            self.state.withLock { $0.waker = waker }
+        }
+
+        /// Answers the waiting questions with `reply` (on the worker's thread); those it answers
+        /// ``Reply/afterCommit`` keep waiting.
+        func answer(_ reply: (String) -> Reply) {
+            let questions = self.state.withLock { state in
+                defer { state.questions.removeAll() }
+                return state.questions
+            }
+            var later: [(userID: String, answer: CheckedContinuation<[Badge]?, Never>)] = []
+            for question in questions {
+                switch reply(question.userID) {
+                case .owned(let badges): question.answer.resume(returning: badges)
+                case .notOwned: question.answer.resume(returning: nil)
+                case .afterCommit: later.append(question)
+                }
+            }
+            self.state.withLock { state in
+                state.questions.insert(contentsOf: later, at: 0)
+                self.count.store(state.questions.count, ordering: .releasing)
+            }
+        }
+
+        /// The worker stops: waiting and later questions are answered `nil`. After this returns the
+        /// worker's waker is no longer used.
+        func close() {
+            let questions = self.state.withLock { state in
+                state.waker = nil
+                self.count.store(0, ordering: .releasing)
+                defer { state.questions.removeAll() }
+                return state.questions
+            }
+            for question in questions { question.answer.resume(returning: nil) }
         }
     }
 }

@@ -23,7 +23,7 @@ public final class Gateway: Service, Sendable {
     private let instanceTag: String
 
     /// The committed badges of the users this instance owns.
-    public let badges = BadgeDirectory()
+    public let badges: BadgeDirectory
 
     /// Creates the pipeline.
     ///
@@ -38,6 +38,7 @@ public final class Gateway: Service, Sendable {
         self.metrics = metrics
         self.logger = logger
         self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
+        self.badges = BadgeDirectory(workers: configuration.workers)
         self.instanceTag = String(UUID().uuidString.prefix(8)).lowercased()
     }
 
@@ -125,7 +126,7 @@ public final class Gateway: Service, Sendable {
     private func runWorker(_ index: Int, configuration: GatewayConfiguration) throws {
         let worker = GatewayWorker(
             index: index, configuration: configuration, cache: self.cache, inbox: self.inboxes[index],
-            directory: self.badges, metrics: self.metrics, progress: self.progress, logger: self.logger,
+            badgeDesk: self.badges.desks[index], metrics: self.metrics, progress: self.progress, logger: self.logger,
             shouldStop: { self.stopRequested.load(ordering: .relaxed) },
             onReady: { self.readyWorkers.add(1, ordering: .relaxed) }
         )

@@ -23,7 +23,6 @@ extension GatewayWorker {
         guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
 
         try self.beginTransactionIfNeeded()
-        self.publishedBadges.removeAll(keepingCapacity: true)
         var stateRecords = 0
         var stateBytes = 0
         var badgeUpdates = 0
@@ -52,7 +51,6 @@ extension GatewayWorker {
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
-            self.partitions[partition]!.state.appendChangedUserBadges(to: &self.publishedBadges)
             try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
                 try self.producer.produce(topic: self.stateTopic, partition: partition, key: key, value: value)
                 stateRecords += 1
@@ -103,8 +101,6 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
-        self.directory.publish(self.publishedBadges)
-        self.publishedBadges.removeAll(keepingCapacity: true)
         self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
         self.metrics.stateBytes.increment(by: Int64(stateBytes))

@@ -38,7 +38,6 @@ extension GatewayWorker {
                 partition: partition.partition, committed: partition.offset, into: &state)
             restoredRecords += restored.records
             skippedRecords += restored.uncommitted
-            self.directory.publish(state.userIDs.map { ($0, state.badges(userID: $0)) })
             self.partitions[partition.partition] = Partition(
                 state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
             self.progress.assigned.add(1, ordering: .relaxed)
@@ -67,10 +66,9 @@ extension GatewayWorker {
             }
         }
         for partition in revoked {
-            guard let leaving = self.partitions.removeValue(forKey: partition) else { continue }
+            guard self.partitions.removeValue(forKey: partition) != nil else { continue }
             self.progress.assigned.subtract(1, ordering: .relaxed)
             self.metrics.assignedPartitions.decrement()
-            self.directory.remove(leaving.state.userIDs)
             if let gauge = self.lagGauges.removeValue(forKey: partition) { self.metrics.removeConsumerLag(gauge) }
         }
         if lost {

@@ -9,7 +9,8 @@ import Prometheus
 /// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside
 /// `consumeBatch`), delivery reports (inside `poll`/`flush`), commits and restores. Nothing is
 /// shared with other threads except through ``ContextCache`` (one lookup per batch),
-/// ``ContextChangeInbox`` (drained once per loop) and ``BadgeDirectory`` (written once per commit).
+/// ``ContextChangeInbox`` (drained once per loop) and its ``BadgeDirectory/Desk`` (questions
+/// answered after each commit).
 final class GatewayWorker {
     /// Where one owned input partition stands.
     /// A class, not a struct: a partition (its state included) is never copied by reading it out
@@ -52,7 +53,7 @@ final class GatewayWorker {
     let configuration: GatewayConfiguration
     let cache: ContextCache
     let inbox: ContextChangeInbox
-    let directory: BadgeDirectory
+    let badgeDesk: BadgeDirectory.Desk
     let metrics: GatewayMetrics
     let progress: GatewayProgress
     let logger: Logger
@@ -99,8 +100,6 @@ final class GatewayWorker {
     /// The users of the batch being processed, and their contexts (one per position), reused.
     var batchUsers: [String] = []
     var batchContexts: [ContextLookup] = []
-    /// The badges of the users a commit changed, for the directory, reused.
-    var publishedBadges: [(userID: String, badges: [Badge])] = []
 
     enum Decoded {
         /// A valid event, with its position in the batch's user list.
@@ -111,14 +110,14 @@ final class GatewayWorker {
 
     init(
         index: Int, configuration: GatewayConfiguration, cache: ContextCache, inbox: ContextChangeInbox,
-        directory: BadgeDirectory, metrics: GatewayMetrics, progress: GatewayProgress, logger: Logger,
+        badgeDesk: BadgeDirectory.Desk, metrics: GatewayMetrics, progress: GatewayProgress, logger: Logger,
         shouldStop: @escaping @Sendable () -> Bool, onReady: @escaping @Sendable () -> Void
     ) {
         self.index = index
         self.configuration = configuration
         self.cache = cache
         self.inbox = inbox
-        self.directory = directory
+        self.badgeDesk = badgeDesk
         self.metrics = metrics
         self.progress = progress
         var logger = logger
@@ -140,7 +139,9 @@ final class GatewayWorker {
     ///   instance down.
     func run(instanceTag: String) throws(KafkaError) {
         guard try self.start(instanceTag: instanceTag) else { return }
+        self.badgeDesk.open(waker: self.consumer.waker)
         defer {
+            self.badgeDesk.close()
             self.consumer.close()
             self.restorer = nil
         }
@@ -165,14 +166,17 @@ final class GatewayWorker {
                 try self.applyContextChanges()
                 try self.applyExpirations()
                 self.producer.poll()
+                if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0) } }
                 if ContinuousClock.now >= nextCommit {
                     let started = ContinuousClock.now
                     try self.commit()
                     self.timing.committing += ContinuousClock.now - started
                     nextCommit = ContinuousClock.now + self.configuration.commitInterval
+                    self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
                 }
             } catch  where !error.isFatal {
                 try self.abortAndRewind(after: error)
+                self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
             }
         }
         self.logger.info("stopping: committing and leaving the group")
@@ -238,6 +242,17 @@ final class GatewayWorker {
                     "cannot register the transactional producer yet; retrying", metadata: ["kafka.error": "\(error)"])
             }
         }
+    }
+
+    /// The user's committed badges, when a partition of this worker holds the user: at once when
+    /// the partition has no uncommitted changes or `committed` says the state is as committed
+    /// (right after a commit or an abort), else after the next commit.
+    private func badgeReply(userID: String, committed: Bool = false) -> BadgeDirectory.Reply {
+        for progress in self.partitions.values where progress.state.contains(userID: userID) {
+            guard committed || !progress.state.hasChanges else { return .afterCommit }
+            return .owned(progress.state.badges(userID: userID))
+        }
+        return .notOwned
     }
 
     func checkFatal() throws(KafkaError) {

@@ -285,19 +285,8 @@ public struct PartitionState {
 
     /// The users whose changelog records changed since the last commit.
     public var changedUsers: [String] {
-        var users: [String] = []
-        self.forEachChangedUser { users.append(self.userIDByNumber[Int($0)]) }
-        return users
-    }
-
-    /// Appends each user whose changelog records changed since the last commit, with their
-    /// badges (``badges(userID:)``), to `list`: what a commit publishes to the badge directory.
-    public func appendChangedUserBadges(to list: inout [(userID: String, badges: [Badge])]) {
-        self.forEachChangedUser { list.append((self.userIDByNumber[Int($0)], self.badges(user: $0))) }
-    }
-
-    private func forEachChangedUser(_ body: (UInt32) -> Void) {
         var seen = Set<UInt32>(minimumCapacity: self.changes.count)
+        var users: [String] = []
         for change in self.changes {
             let user: UInt32
             switch change {
@@ -305,8 +294,9 @@ public struct PartitionState {
                 .rateWindows(let number), .transition(let number), .status(let number):
                 user = number
             }
-            if seen.insert(user).inserted { body(user) }
+            if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
         }
+        return users
     }
 
     /// Makes the changes since the last commit the committed state.
