@@ -9,8 +9,8 @@ import Prometheus
 /// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside
 /// `consumeBatch`), delivery reports (inside `poll`/`flush`), commits and restores. Nothing is
 /// shared with other threads except through ``ContextCache`` (one lookup per batch),
-/// ``ContextChangeInbox`` (drained once per loop) and its ``BadgeDirectory/Desk`` (questions
-/// answered after each commit).
+/// ``ContextChangeInbox`` (drained once per loop) and its ``BadgeDirectory/Desk`` (badge
+/// questions, answered in the loop).
 final class GatewayWorker {
     /// Where one owned input partition stands.
     /// A class, not a struct: a partition (its state included) is never copied by reading it out
