@@ -34,10 +34,17 @@ enum ListeningSockets {
         var accepting: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) == 0, accepting == 1 else { return nil }
+        return self.port(of: fd)
+    }
+
+    /// The IPv4 port of `fd`'s own end (`peer`: the other end's), or `nil` when it has none.
+    static func port(of fd: Int32, peer: Bool = false) -> UInt16? {
         var address = sockaddr_in()
-        var addressLength = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &addressLength) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                peer ? getpeername(fd, $0, &length) : getsockname(fd, $0, &length)
+            }
         }
         guard named == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
         return UInt16(bigEndian: address.sin_port)

@@ -55,20 +55,8 @@ struct EmbeddedBrokerSocketTests {
         return getsockopt(fd, Int32(IPPROTO_TCP), name, &value, &length) == 0 ? value : -1
     }
 
-    private static func localPort(_ fd: Int32) -> UInt16? { self.port(fd, getsockname) }
-    private static func peerPort(_ fd: Int32) -> UInt16? { self.port(fd, getpeername) }
-
-    private static func port(
-        _ fd: Int32, _ name: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32
-    ) -> UInt16? {
-        var address = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { name(fd, $0, &length) }
-        }
-        guard result == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
-        return UInt16(bigEndian: address.sin_port)
-    }
+    private static func localPort(_ fd: Int32) -> UInt16? { ListeningSockets.port(of: fd) }
+    private static func peerPort(_ fd: Int32) -> UInt16? { ListeningSockets.port(of: fd, peer: true) }
 
     private static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
