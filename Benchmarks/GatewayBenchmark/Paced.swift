@@ -52,11 +52,11 @@ func sentAtMicros(in value: UnsafeRawBufferPointer) -> Int64? {
     let marker: StaticString = #""sentAtUs":"#
     let length = marker.utf8CodeUnitCount
     guard let base = value.baseAddress, value.count > length else { return nil }
-    var index = 0
-    while index <= value.count - length {
-        if value[index] == UInt8(ascii: "\""), memcmp(base + index, marker.utf8Start, length) == 0 { break }
-        index += 1
-    }
+    guard
+        var index = (0...(value.count - length)).first(where: {
+            value[$0] == UInt8(ascii: "\"") && memcmp(base + $0, marker.utf8Start, length) == 0
+        })
+    else { return nil }
     index += length
     var micros: Int64 = 0
     while index < value.count, value[index] >= 48, value[index] <= 57 {
