@@ -134,6 +134,27 @@ extension BrokerFaultAuditTests {
             await bench.shutdown()
         }
 
+        @Test("at-least-once: a record the broker refuses for good fails the commit, which replays; nothing lost")
+        func refusedDeliveryReplays() async throws {
+            let bench = try await GatewayBench()
+            let records = Stream.stream(600)
+            try bench.send(records)
+            // The input is in; the next Produce request is the gateway's first, and INVALID_RECORD
+            // is permanent: its records fail in their delivery reports, and the commit must not
+            // pass them by.
+            try bench.broker.pushRequestErrors(.produce, [Self.code(87)])
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration(mode: .atLeastOnce))
+
+            let audit = try await bench.settled(records: records.count)
+            let replayed = instance.metric("focusgate_replayed_records_total")
+            let findings = audit.check(against: records, replayed: replayed)
+            let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
+            #expect(aborted >= 1 && replayed >= 1, "the refused delivery made the gateway abort and replay")
+            print("refused delivery audit: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("three instances join and leave under load: nothing lost, order kept, repeats only where counted")
         func threeInstancesRebalancing() async throws {
             let bench = try await GatewayBench()
