@@ -140,8 +140,12 @@ func offerAndRead(
 
 /// Offers records at `offered` per second for `seconds` to a fresh at-least-once `serve` (every
 /// user's context cached first); returns the latencies (ms) from the record's production to the
-/// output being read, sorted.
-func latencies(offered: Double, seconds: Double) async throws -> [Double] {
+/// output being read, sorted, and the `serve` process's CPU µs and its workers' heap allocations
+/// per record consumed meanwhile (at a fixed rate these compare variants more steadily than a
+/// saturated run does).
+func latencies(offered: Double, seconds: Double) async throws -> (
+    latencies: [Double], cpuMicroseconds: Double, allocations: Double
+) {
     let run = nextRun()
     let topic = "bench-latency-\(run)"
     // Outputs of this run only: the embedded broker finds a fetch's offset by walking the
@@ -159,27 +163,37 @@ func latencies(offered: Double, seconds: Double) async throws -> [Double] {
     // Every user once (unstamped, so the reader skips them), so that their contexts are cached.
     try await DedicatedThread.run(name: "producer") { try produce(topic: topic, range: 0..<warmup) }
     while await instance.consumed < warmup { try await Task.sleep(for: progressInterval) }
+    let before = await instance.reading()
     let raw = try await offerAndRead(topic: topic, offered: offered, seconds: seconds, outputs: outputs)
+    let after = await instance.reading()
+    let consumed = max(1, after.consumed - before.consumed)
     if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
         try raw.map { "\($0.sentAt) \($0.ms)" }.joined(separator: "\n").write(
             toFile: dump, atomically: true, encoding: .utf8)
     }
     let latencies = raw.map(\.ms).sorted()
     await instance.stop()
-    return latencies
+    return (
+        latencies, (after.cpuSeconds - before.cpuSeconds) * 1e6 / consumed,
+        (after.allocations - before.allocations) / consumed
+    )
 }
 
 /// The latency row (markdown and JSON) of `offered` records/s for `seconds`, described by `label`.
 func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
     name: String, value: String, json: String
 ) {
-    let latencies = try await latencies(offered: offered, seconds: seconds)
+    let (latencies, cpu, allocations) = try await latencies(offered: offered, seconds: seconds)
     let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
-    log("latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms")
+    log(
+        "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms; per record \(cpu) µs CPU, \(allocations) allocations"
+    )
     return (
         "latency at \(format(offered)) records/s offered\(label.map { " (\($0))" } ?? ""), at-least-once (goal p99 < 20 ms)",
-        String(format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records)", p50, p99, p999, latencies.count),
-        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999))}"#
+        String(
+            format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records); %.1f µs CPU, %.2f allocations per record",
+            p50, p99, p999, latencies.count, cpu, allocations),
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(String(format: "%.3f", allocations))}"#
     )
 }
 
