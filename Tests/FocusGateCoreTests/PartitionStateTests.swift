@@ -137,6 +137,29 @@ struct PartitionStateTests {
         #expect(tombstones == 2, "the app's name and counts keys")
     }
 
+    @Test(
+        "an app slot freed and taken by another user's app before the commit: tombstones for the one, records for the other"
+    )
+    func freedAppSlotTakenBeforeCommit() {
+        var state = PartitionState()
+        let sleep = BadgeRecordTests.context(version: 1, focus: "Sleep", predicate: "FALSEPREDICATE")
+        _ = state.admit(Self.notification("n1"), context: sleep, nowMilliseconds: Self.now)
+        state.commit()
+        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)  // u's chat goes
+        _ = state.admit(Self.notification("m1", user: "v"), context: sleep, nowMilliseconds: Self.now)
+        var appRecords: [(user: String, kind: UInt8, isTombstone: Bool)] = []
+        state.writeChanges { (key, value) throws(Never) in
+            guard key.count > 3, key[1] == UInt8(ascii: "N") || key[1] == UInt8(ascii: "A") else { return }
+            // 00, kind, the app's number (one byte here), the user id.
+            appRecords.append((String(decoding: key[3...], as: UTF8.self), key[1], value == nil))
+        }
+        let ofU = appRecords.filter { $0.user == "u" }
+        #expect(ofU.count == 2 && ofU.allSatisfy { $0.isTombstone }, "u's app name and counts keys: tombstones")
+        #expect(
+            appRecords.contains { $0.user == "v" && $0.kind == UInt8(ascii: "N") && !$0.isTombstone },
+            "v's app name is written, though u's change pointed at the same slot")
+    }
+
     @Test("rollback puts back exactly the state of the last commit, including new users and freed entries")
     func rollback() throws {
         var state = PartitionState(dedupeWindow: 2)

@@ -131,7 +131,7 @@ extension PartitionState {
                 }
                 Self.writeVarint(UInt64(bitPattern: slot.at), to: &value)
                 try write(key, value)
-            case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
+            case .appName(let user, let ordinal, let at), .appCounts(let user, let ordinal, let at):
                 let isName: Bool
                 if case .appName = change { isName = true } else { isName = false }
                 key.append(0)
@@ -139,7 +139,7 @@ extension PartitionState {
                 Self.writeVarint(UInt64(ordinal), to: &key)
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 let flag = isName ? AppSlot.dirtyName : AppSlot.dirtyCounts
-                guard let app = self.findApp(user: user, ordinal: ordinal) else {
+                guard let app = self.app(user: user, ordinal: ordinal, at: at) else {
                     try write(key, nil)
                     continue
                 }

@@ -29,6 +29,17 @@ extension PartitionState {
         return nil
     }
 
+    /// The slot of the user's app `ordinal`: `at` when that slot still holds it (a change's
+    /// record of where the app was), else found along the user's apps; `nil` when it is gone.
+    /// Spares the commit a walk of the user's apps (a cache miss per app) for each app it writes.
+    func app(user: UInt32, ordinal: UInt32, at slot: UInt32) -> UInt32? {
+        if Int(slot) < self.apps.count {
+            let app = self.apps[Int(slot)]
+            if app.has(AppSlot.alive) && app.user == user && app.ordinal == ordinal { return slot }
+        }
+        return self.findApp(user: user, ordinal: ordinal)
+    }
+
     /// A new (user, app) slot at the front of the user's apps.
     mutating func makeApp(user: UInt32, appID: String, ordinal: UInt32? = nil) -> UInt32 {
         let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
@@ -73,8 +84,12 @@ extension PartitionState {
             while self.apps[Int(previous)].nextApp != app { previous = self.apps[Int(previous)].nextApp }
             self.modifyApp(previous) { $0.nextApp = slot.nextApp }
         }
-        if !slot.has(AppSlot.dirtyName) { self.changes.append(.appName(user: slot.user, ordinal: slot.ordinal)) }
-        if !slot.has(AppSlot.dirtyCounts) { self.changes.append(.appCounts(user: slot.user, ordinal: slot.ordinal)) }
+        if !slot.has(AppSlot.dirtyName) {
+            self.changes.append(.appName(user: slot.user, ordinal: slot.ordinal, at: app))
+        }
+        if !slot.has(AppSlot.dirtyCounts) {
+            self.changes.append(.appCounts(user: slot.user, ordinal: slot.ordinal, at: app))
+        }
         let freeApp = self.freeApp
         self.modifyApp(app) { freed in
             freed.flags = 0
@@ -350,13 +365,14 @@ extension PartitionState {
     private mutating func markName(_ app: UInt32) {
         guard !self.apps[Int(app)].has(AppSlot.dirtyName) else { return }
         self.apps[Int(app)].flags |= AppSlot.dirtyName
-        self.changes.append(.appName(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal))
+        self.changes.append(.appName(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal, at: app))
     }
 
     private mutating func markCounts(_ app: UInt32) {
         guard !self.apps[Int(app)].has(AppSlot.dirtyCounts) else { return }
         self.apps[Int(app)].flags |= AppSlot.dirtyCounts
-        self.changes.append(.appCounts(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal))
+        self.changes.append(
+            .appCounts(user: self.apps[Int(app)].user, ordinal: self.apps[Int(app)].ordinal, at: app))
     }
 
     /// Changes an entry, keeping its before-image when it existed at the commit.

@@ -290,8 +290,8 @@ public struct PartitionState {
         for change in self.changes {
             let user: UInt32
             switch change {
-            case .entry(let number, _, _), .appName(let number, _), .appCounts(let number, _), .senders(let number),
-                .rateWindows(let number), .transition(let number), .status(let number):
+            case .entry(let number, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
+                .senders(let number), .rateWindows(let number), .transition(let number), .status(let number):
                 user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
@@ -307,8 +307,8 @@ public struct PartitionState {
             switch change {
             case .entry(_, _, let entry):
                 self.entries[Int(entry)].flags &= ~StateEntry.dirty
-            case .appName(let user, let ordinal), .appCounts(let user, let ordinal):
-                if let app = self.findApp(user: user, ordinal: ordinal) {
+            case .appName(let user, let ordinal, let at), .appCounts(let user, let ordinal, let at):
+                if let app = self.app(user: user, ordinal: ordinal, at: at) {
                     self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
                 }
             case .senders(let user):

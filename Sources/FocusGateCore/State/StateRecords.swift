@@ -278,8 +278,9 @@ enum StateUndo {
 /// the key is what counts (the slot may have been freed or reused since).
 enum StateChange: Hashable {
     case entry(user: UInt32, idHash: UInt64, at: UInt32)
-    case appName(user: UInt32, ordinal: UInt32)
-    case appCounts(user: UInt32, ordinal: UInt32)
+    /// `at`: the app's slot when the change was made, checked before use (``PartitionState/app(user:ordinal:at:)``).
+    case appName(user: UInt32, ordinal: UInt32, at: UInt32)
+    case appCounts(user: UInt32, ordinal: UInt32, at: UInt32)
     case senders(user: UInt32)
     case rateWindows(user: UInt32)
     case transition(user: UInt32)
