@@ -22,6 +22,48 @@ struct EventDecoderTests {
                     interruptionLevel: .critical, relevanceScore: 0.25))
     }
 
+    /// Where a String's UTF-8 lives: the same address for two values means one shared storage.
+    private static func storage(_ text: String) -> UnsafeRawPointer? {
+        var text = text
+        return text.withUTF8 { UnsafeRawPointer($0.baseAddress) }
+    }
+
+    @Test("app ids from a pool: decoded as without it, a long one stored once, escaped and short ones not pooled")
+    func pooledAppIDs() throws {
+        var pool = IdentifierPool(capacity: 2)
+        func decode(_ appID: String) throws -> String {
+            let value = Array(#"{"id":"n","userId":"u","appId":"\#(appID)"}"#.utf8)
+            let pooled = try value.withUnsafeBytes { bytes in
+                try self.decoder.decode(value: bytes, key: nil, appIDs: &pool).appID
+            }
+            #expect(pooled == (try self.decode(#"{"id":"n","userId":"u","appId":"\#(appID)"}"#).appID))
+            return pooled
+        }
+        let first = try decode("com.example.calendar")
+        let second = try decode("com.example.calendar")
+        #expect(Self.storage(first) == Self.storage(second), "the second record's app id is the pooled copy")
+        _ = try decode("chat")
+        _ = try decode(#"com.example.\u0063alendar"#)
+        #expect(pool.count == 1, "short and escaped app ids are made as before")
+        _ = try decode("com.example.mail.app")
+        let third = try decode("com.example.news.app")
+        #expect(pool.count == 2, "the pool keeps at most its capacity")
+        let fourth = try decode("com.example.news.app")
+        #expect(Self.storage(third) != Self.storage(fourth), "past capacity: made per record")
+    }
+
+    @Test("an identifier pool finds each of many ids again by its bytes")
+    func identifierPoolProbes() {
+        var pool = IdentifierPool(capacity: 300)
+        let ids = (0..<300).map { "com.example.app-\($0)" }
+        let kept = ids.map { id in Array(id.utf8).withUnsafeBufferPointer { pool.string($0) } }
+        for (id, stored) in zip(ids, kept) {
+            let again = Array(id.utf8).withUnsafeBufferPointer { pool.string($0) }
+            #expect(again == id && Self.storage(again) == Self.storage(stored))
+        }
+        #expect(pool.count == 300)
+    }
+
     @Test("senderId: absent, or a bounded id; another type, empty, too long or twice is refused")
     func sender() throws {
         #expect(try self.decode(#"{"id":"n","userId":"u","appId":"a"}"#).senderID == nil)

@@ -24,7 +24,7 @@ extension GatewayWorker {
                 continue
             }
             do {
-                let event = try self.decoder.decode(value: record.value, key: record.key)
+                let event = try self.decoder.decode(value: record.value, key: record.key, appIDs: &self.appIDs)
                 self.decoded.append(.event(event, user: self.batchUsers.count))
                 self.batchUsers.append(event.userID)
             } catch {

@@ -61,6 +61,8 @@ final class GatewayWorker {
     private let onReady: @Sendable () -> Void
 
     let decoder: EventDecoder
+    /// App ids of the records decoded so far, so that a long one is not a new String per record.
+    var appIDs = IdentifierPool()
     var consumer: KafkaConsumer!
     var producer: KafkaProducer!
     var restorer: StateRestorer!

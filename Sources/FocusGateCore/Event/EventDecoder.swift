@@ -24,6 +24,23 @@ public struct EventDecoder: Sendable {
     public func decode(value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?) throws(EventDecodingError)
         -> NotificationEvent
     {
+        try self.decode(value: value, key: key) { scanner, token in scanner.string(token) }
+    }
+
+    /// Decodes one record, taking its `appId` from `appIDs` (see ``IdentifierPool``); otherwise as
+    /// ``decode(value:key:)``.
+    public func decode(
+        value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?, appIDs: inout IdentifierPool
+    ) throws(EventDecodingError) -> NotificationEvent {
+        try self.decode(value: value, key: key) { scanner, token in
+            token.hasEscapes ? scanner.string(token) : scanner.withBytes(token) { appIDs.string($0) }
+        }
+    }
+
+    private func decode(
+        value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?,
+        appID: (JSONScanner, JSONScanner.StringToken) -> String
+    ) throws(EventDecodingError) -> NotificationEvent {
         guard let value else {
             throw EventDecodingError(code: .missingField, detail: "record has no value")
         }
@@ -45,7 +62,7 @@ public struct EventDecoder: Sendable {
             try fields.read(member: key, &scanner)
         }
         try Self.expectEnd(&scanner)
-        return try fields.event(scanner, key: key)
+        return try fields.event(scanner, key: key, appID: appID)
     }
 
     /// Decodes from byte arrays; see ``decode(value:key:)``.
@@ -222,8 +239,10 @@ extension EventDecoder {
 
         // MARK: Assembling
 
-        func event(_ scanner: JSONScanner, key: UnsafeRawBufferPointer?) throws(EventDecodingError) -> NotificationEvent
-        {
+        func event(
+            _ scanner: JSONScanner, key: UnsafeRawBufferPointer?,
+            appID makeAppID: (JSONScanner, JSONScanner.StringToken) -> String
+        ) throws(EventDecodingError) -> NotificationEvent {
             var kind = NotificationEvent.Kind.notification
             if let type = self.type {
                 if scanner.equals(type, "notification") {
@@ -239,7 +258,7 @@ extension EventDecoder {
             }
             let id = try Self.identifier(self.id, "id", scanner)
             let userID = try Self.identifier(self.userID, "userId", scanner)
-            let appID = try Self.identifier(self.appID, "appId", scanner)
+            let appID = try Self.identifier(self.appID, "appId", scanner, make: makeAppID)
             if let key, !scanner.equals(self.userID!, key) {
                 throw EventDecodingError(
                     code: .keyMismatch, field: "userId", detail: "the record key differs from userId")
@@ -270,9 +289,10 @@ extension EventDecoder {
             )
         }
 
-        private static func identifier(_ token: JSONScanner.StringToken?, _ field: String, _ scanner: JSONScanner)
-            throws(EventDecodingError) -> String
-        {
+        private static func identifier(
+            _ token: JSONScanner.StringToken?, _ field: String, _ scanner: JSONScanner,
+            make: (JSONScanner, JSONScanner.StringToken) -> String = { $0.string($1) }
+        ) throws(EventDecodingError) -> String {
             guard let token else {
                 throw EventDecodingError(code: .missingField, field: field, detail: "\(field) is required")
             }
@@ -284,7 +304,7 @@ extension EventDecoder {
                     code: .invalidValue, field: field,
                     detail: "\(field) is longer than \(EventDecoder.maxIdentifierBytes) bytes")
             }
-            return scanner.string(token)
+            return make(scanner, token)
         }
     }
 }

@@ -281,6 +281,11 @@ struct JSONScanner {
         return String(scalars)
     }
 
+    /// Calls `body` with the token's raw bytes (its value when it has no escapes).
+    func withBytes<R>(_ token: StringToken, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        body(UnsafeBufferPointer(start: self.base + token.start, count: token.end - token.start))
+    }
+
     /// Whether the token's raw bytes are exactly `literal` (member names are compared this way).
     func equals(_ token: StringToken, _ literal: StaticString) -> Bool {
         let length = literal.utf8CodeUnitCount
