@@ -30,8 +30,7 @@ public struct IdentifierPool {
     /// there is room.
     public mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         guard bytes.count > Self.inlineBytes else { return String(decoding: bytes, as: UTF8.self) }
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* StableHash.prime }
+        let hash = StableHash.fnv1a(bytes, basis: 0xcbf2_9ce4_8422_2325)
         let mask = self.slots.count - 1
         var slot = Int(truncatingIfNeeded: hash) & mask
         while self.slots[slot] != 0 {
@@ -49,10 +48,8 @@ public struct IdentifierPool {
     }
 
     private static func equal(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let utf8 = text.utf8
-        guard utf8.count == bytes.count else { return false }
-        return utf8.withContiguousStorageIfAvailable { stored in
+        text.utf8.withContiguousStorageIfAvailable { stored in
             PredicateBytes.equal(UnsafeRawBufferPointer(stored), UnsafeRawBufferPointer(bytes))
-        } ?? utf8.elementsEqual(bytes)
+        } ?? text.utf8.elementsEqual(bytes)
     }
 }

@@ -6,14 +6,17 @@ enum StableHash {
     /// 64-bit FNV-1a of `text`'s UTF-8 bytes from `basis`: over the contiguous bytes of a native
     /// string (a few instructions a byte), else byte by byte.
     static func fnv1a(_ text: String, basis: UInt64) -> UInt64 {
-        func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
-            var hash = basis
-            for byte in bytes {
-                hash = (hash ^ UInt64(byte)) &* self.prime
-            }
-            return hash
+        text.utf8.withContiguousStorageIfAvailable { self.fnv1a($0, basis: basis) }
+            ?? self.fnv1a(text.utf8, basis: basis)
+    }
+
+    /// 64-bit FNV-1a of `bytes` from `basis`.
+    static func fnv1a(_ bytes: some Sequence<UInt8>, basis: UInt64) -> UInt64 {
+        var hash = basis
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* self.prime
         }
-        return text.utf8.withContiguousStorageIfAvailable { hash($0) } ?? hash(text.utf8)
+        return hash
     }
 
     /// A sender id's hash (another basis than notification ids').
