@@ -31,17 +31,19 @@ extension EmbeddedBrokerTests {
             (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset))
         }
 
-        /// Commits offset `offset` of input partition 0 for the gateway's group.
-        static func commitInput(_ bench: GatewayBench, offset: Int64) throws {
+        /// Commits offset `offset` of input partition `partition` for the gateway's group.
+        static func commitInput(_ bench: GatewayBench, offset: Int64, partition: Int32 = 0) throws {
             let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications, records: filler, partition: 0)
+                bench.broker, topic: bench.topics.notifications, records: filler, partition: partition)
             let committer = try KafkaConsumer(
                 configuration: KafkaTestSupport.consumerConfiguration(bench.broker, group: "focusgate"),
                 logger: KafkaTestSupport.logger)
-            try committer.commit([KafkaTopicPartition(topic: bench.topics.notifications, partition: 0, offset: offset)])
+            try committer.commit([
+                KafkaTopicPartition(topic: bench.topics.notifications, partition: partition, offset: offset)
+            ])
             committer.close()
-            #expect(try bench.committedOffsets()[0] == offset)
+            #expect(try bench.committedOffsets()[partition] == offset)
         }
 
         @Test(
@@ -72,6 +74,52 @@ extension EmbeddedBrokerTests {
             #expect(await unread("u-committed") == 1, "the later changes (through 20 > 12) were skipped")
             #expect(await unread("u-only-uncommitted") == nil, "no committed state at all")
             #expect(await unread("u-cut-short") == nil, "changes with no marker after them are a commit cut short")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
+            "a group written after the state of newer input is skipped though within the committed offset; an aborted group before its replay is applied"
+        )
+        func lateStateSkipped() async throws {
+            let bench = try await GatewayBench()
+            // Partition 0: the member that lost the partition commits its processing of the input
+            // after offset 10 late, after the new owner's commit of the same input through 30.
+            var state = PartitionState()
+            var records = Self.changes(&state, users: ["u-late"], unread: 1)
+            records.append(Self.marker(through: 10))
+            var lostMember = state
+            records += Self.changes(&state, users: ["u-late"], unread: 2, from: 1)
+            records.append(Self.marker(through: 30))
+            records += Self.changes(&lostMember, users: ["u-late"], unread: 1, from: 100)
+            records.append(Self.marker(through: 20))
+            var outcomes = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
+            // Partition 1: an aborted transaction through 40, then its replay committed in two
+            // transactions through 20 and 50.
+            var replayed = PartitionState()
+            records = Self.changes(&replayed, users: ["u-replayed"], unread: 1)
+            records.append(Self.marker(through: 10))
+            var aborted = replayed
+            records += Self.changes(&aborted, users: ["u-replayed"], unread: 2, from: 1)
+            records.append(Self.marker(through: 40))
+            records += Self.changes(&replayed, users: ["u-replayed"], unread: 1, from: 1)
+            records.append(Self.marker(through: 20))
+            records += Self.changes(&replayed, users: ["u-replayed"], unread: 2, from: 2)
+            records.append(Self.marker(through: 50))
+            outcomes += try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, bytes: records, partition: 1)
+            #expect(outcomes.allSatisfy { $0.error == nil })
+            try Self.commitInput(bench, offset: 30, partition: 0)
+            try Self.commitInput(bench, offset: 50, partition: 1)
+
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await instance.waitUntil { instance.gateway.assignedPartitions == 4 }
+            let late = await instance.gateway.badges.badges(userID: "u-late")
+            #expect(
+                late == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)], "the late group (20 < 30) skipped")
+            let replay = await instance.gateway.badges.badges(userID: "u-replayed")
+            #expect(replay == [Badge(appID: "chat", badge: 4, unread: 4, sequence: 4)], "every notification once")
             try await instance.stop()
             await bench.shutdown()
         }

@@ -17,8 +17,12 @@ import Logging
 /// so it is skipped, as are records after the last marker (a commit cut short). A real cluster
 /// hides such records from `read_committed` already; the embedded broker writes no abort markers
 /// and shows them, and without this check a restore after an abort brought back state whose
-/// outputs the abort had purged (badges then disagreed with the inputs). On a compacted topic only
-/// the newest marker survives, and everything before it forms one group.
+/// outputs the abort had purged (badges then disagreed with the inputs). A group whose marker is
+/// behind one applied before it is skipped too: it was written late, by a member that had lost
+/// the partition (its commit then failed) or an aborted transaction, after the state of newer
+/// input had been written; applied, it would put keys back as they were before that input.
+/// Processing is deterministic, so a skipped group's changes are in the groups applied around it.
+/// On a compacted topic only the newest marker survives, and everything before it forms one group.
 ///
 /// A record of the first state form (whole users keyed by user id) is refused: the worker stops
 /// with a message that says so (docs/state.md, "Upgrading").
@@ -77,7 +81,7 @@ final class StateRestorer {
                     next = record.offset + 1
                     guard let key = record.key else { continue }
                     if let through = PartitionState.commitMarkerOffset(key: key, value: record.value) {
-                        group.close(applying: through <= limit, to: &state)
+                        group.close(through: through, committed: limit, to: &state)
                     } else if key.first != 0 {
                         legacy = true
                         return batch.count
@@ -120,7 +124,7 @@ final class StateRestorer {
                     (badges and dedupe windows start empty), then start again; see docs/state.md, "Upgrading"
                     """, isFatal: true)
         }
-        let uncommitted = group.skipped + group.count
+        let uncommitted = group.skipped + group.skippedLate + group.count
         state.finishRestore()
         if uncommitted > 0 {
             self.logger.warning(
@@ -128,6 +132,7 @@ final class StateRestorer {
                 metadata: [
                     "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
                     "kafka.offset.committed": "\(limit)", "focusgate.records": "\(uncommitted)",
+                    "focusgate.records.late": "\(group.skippedLate)",
                 ]
             )
         }
@@ -150,8 +155,12 @@ final class StateRestorer {
         /// Each record's key in `bytes`, its value right after it; a value of `nil` (a tombstone)
         /// has `valueCount` -1.
         private var records: [(keyStart: Int, keyCount: Int, valueCount: Int)] = []
+        /// Records skipped as past the committed offset, or behind state already applied.
         var skipped = 0
+        var skippedLate = 0
         var unreadable = 0
+        /// The input offset of the newest state applied so far.
+        private var appliedThrough = Int64.min
 
         var count: Int { self.records.count }
 
@@ -161,16 +170,23 @@ final class StateRestorer {
             if let value { self.bytes.append(contentsOf: value) }
         }
 
-        /// Applies the records when their transaction committed, else skips them.
-        mutating func close(applying: Bool, to state: inout PartitionState) {
+        /// Applies the records closed by a marker `through`, unless their transaction's offsets
+        /// never committed (`through` past `committed`) or they are older than state already
+        /// applied (`through` behind a marker applied before them).
+        mutating func close(through: Int64, committed: Int64, to state: inout PartitionState) {
             defer {
                 self.records.removeAll(keepingCapacity: true)
                 self.bytes.removeAll(keepingCapacity: true)
             }
-            guard applying else {
+            guard through <= committed else {
                 self.skipped += self.records.count
                 return
             }
+            guard through >= self.appliedThrough else {
+                self.skippedLate += self.records.count
+                return
+            }
+            self.appliedThrough = through
             var unreadable = 0
             self.bytes.withUnsafeBytes { bytes in
                 for record in self.records {
