@@ -149,7 +149,48 @@ extension GatewayWorker {
         if !seeks.isEmpty {
             self.logger.info(
                 "rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
-            try self.consumer.seek(seeks)
+            try self.seek(seeks.sorted { $0.partition < $1.partition })
+        }
+    }
+
+    /// Tries again the rewinds librdkafka refused (see ``seek(_:)``); called once per loop turn.
+    func retryPendingRewinds() throws(KafkaError) {
+        guard self.rewindsPending else { return }
+        let seeks = self.partitions.filter(\.value.rewindPending).keys.sorted().map { partition in
+            KafkaTopicPartition(
+                topic: self.configuration.topics.notifications, partition: partition,
+                offset: self.partitions[partition]!.committed)
+        }
+        try self.seek(seeks)
+        if !self.rewindsPending && !seeks.isEmpty {
+            self.logger.info("rewound", metadata: ["kafka.partitions": "\(seeks)"])
+        }
+    }
+
+    /// Seeks each partition back to its committed offset. A seek librdkafka refuses with an error
+    /// that is not fatal (`_OUTDATED` when it raced a rebalance of the partition) leaves the
+    /// partition's records refused (``Partition/rewindPending``) and is tried again at the next
+    /// loop turn, so that no record past the committed offset is taken without its replay; a
+    /// partition revoked meanwhile is simply forgotten.
+    private func seek(_ seeks: [KafkaTopicPartition]) throws(KafkaError) {
+        var refused: [KafkaTopicPartition] = []
+        var firstError: KafkaError?
+        for seek in seeks {
+            guard let progress = self.partitions[seek.partition] else { continue }
+            do {
+                try self.consumer.seek([seek])
+                progress.rewindPending = false
+            } catch  where !error.isFatal {
+                if !progress.rewindPending { refused.append(seek) }
+                progress.rewindPending = true
+                firstError = firstError ?? error
+            }
+        }
+        self.rewindsPending = self.partitions.values.contains { $0.rewindPending }
+        if let firstError, !refused.isEmpty {
+            self.logger.warning(
+                "a rewind was refused; the partitions take no record until it is tried again and succeeds",
+                metadata: ["kafka.partitions": "\(refused)", "kafka.error": "\(firstError)"])
         }
     }
 

@@ -28,6 +28,9 @@ final class GatewayWorker {
         /// After a rewind in librdkafka 2.0.2, `consume_batch_queue` may still return records
         /// fetched before the seek; they have offsets at or above this one and come first.
         var staleFrom: Int64?
+        /// A rewind to ``committed`` that librdkafka refused (a seek can race a rebalance and come
+        /// back `_OUTDATED`): no record of the partition is taken until the seek succeeds.
+        var rewindPending = false
 
         init(state: PartitionState, committed: Int64) {
             self.state = state
@@ -39,6 +42,7 @@ final class GatewayWorker {
         /// Whether the record at `offset` is to be processed: not one fetched before a rewind,
         /// not behind what was processed. Notes it as seen.
         func accepts(offset: Int64) -> Bool {
+            if self.rewindPending { return false }
             if let staleFrom = self.staleFrom {
                 if offset >= staleFrom { return false }
                 self.staleFrom = nil  // the replay has begun
@@ -74,6 +78,8 @@ final class GatewayWorker {
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
     /// transaction that has not committed yet: an abort puts them back.
     var groupOffsetsAhead: [Int32] = []
+    /// Whether a partition waits for a refused rewind to be tried again (``retryPendingRewinds()``).
+    var rewindsPending = false
     /// An error raised inside the rebalance hook, rethrown by the loop.
     var hookFailure: KafkaError?
     var lagGauges: [Int32: Gauge] = [:]
@@ -156,6 +162,7 @@ final class GatewayWorker {
                     by: Int64(AllocationCounter.threadAllocations() &- allocations))
             }
             do {
+                try self.retryPendingRewinds()
                 let polled = ContinuousClock.now
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {
                     (batch) throws(KafkaError) in
