@@ -170,7 +170,12 @@ extension BrokerFaultAuditTests {
                 let members = instances
                 try await members[0].waitUntil({ consumed(members) >= target }, timeout: .seconds(60))
                 let joining = try await InProcessGateway(bench, configuration: bench.configuration())
-                try await joining.waitUntil { joining.gateway.assignedPartitions > 0 }
+                // A join takes the embedded broker two rebalances of 5 s or more each (cooperative
+                // protocol), and a commit caught by one costs the members their assignment (one
+                // more): a busy machine has needed more than 30 s.
+                try await joining.waitUntil(
+                    { joining.gateway.assignedPartitions > 0 }, timeout: .seconds(90),
+                    what: "the joining instance owns a partition")
                 instances.append(joining)
             }
             let members = instances

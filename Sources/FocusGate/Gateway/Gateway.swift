@@ -36,10 +36,13 @@ public final class Gateway: Service, Sendable {
         self.configuration = configuration
         self.cache = cache
         self.metrics = metrics
+        self.instanceTag = String(UUID().uuidString.prefix(8)).lowercased()
+        var logger = logger
+        // Also in the workers' transactional ids: tells instances apart in logs collected together.
+        logger[metadataKey: "focusgate.instance"] = "\(self.instanceTag)"
         self.logger = logger
         self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
         self.badges = BadgeDirectory(workers: configuration.workers)
-        self.instanceTag = String(UUID().uuidString.prefix(8)).lowercased()
     }
 
     /// Whether every worker has joined the group (part of readiness).
