@@ -31,6 +31,13 @@ extension EmbeddedBrokerTests {
             (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset))
         }
 
+        /// A commit's records: the changes of `unread` notifications to `user`, then the marker.
+        static func commit(
+            _ state: inout PartitionState, user: String, unread: Int, from first: Int = 0, through offset: Int64
+        ) -> [Record] {
+            Self.changes(&state, users: [user], unread: unread, from: first) + [Self.marker(through: offset)]
+        }
+
         /// Commits offset `offset` of input partition `partition` for the gateway's group.
         static func commitInput(_ bench: GatewayBench, offset: Int64, partition: Int32 = 0) throws {
             let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
@@ -54,12 +61,9 @@ extension EmbeddedBrokerTests {
             // Changelog partition 0, as an abort on the embedded broker leaves it (no abort markers):
             // committed changes, then changes of transactions whose offsets never committed.
             var state = PartitionState()
-            var records = Self.changes(&state, users: ["u-committed"], unread: 1)
-            records.append(Self.marker(through: 12))
-            records += Self.changes(&state, users: ["u-committed"], unread: 2, from: 1)
-            records.append(Self.marker(through: 20))
-            records += Self.changes(&state, users: ["u-only-uncommitted"], unread: 4)
-            records.append(Self.marker(through: 13))
+            var records = Self.commit(&state, user: "u-committed", unread: 1, through: 12)
+            records += Self.commit(&state, user: "u-committed", unread: 2, from: 1, through: 20)
+            records += Self.commit(&state, user: "u-only-uncommitted", unread: 4, through: 13)
             records += Self.changes(&state, users: ["u-cut-short"], unread: 2)
             let outcomes = try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
@@ -86,27 +90,20 @@ extension EmbeddedBrokerTests {
             // Partition 0: the member that lost the partition commits its processing of the input
             // after offset 10 late, after the new owner's commit of the same input through 30.
             var state = PartitionState()
-            var records = Self.changes(&state, users: ["u-late"], unread: 1)
-            records.append(Self.marker(through: 10))
+            var records = Self.commit(&state, user: "u-late", unread: 1, through: 10)
             var lostMember = state
-            records += Self.changes(&state, users: ["u-late"], unread: 2, from: 1)
-            records.append(Self.marker(through: 30))
-            records += Self.changes(&lostMember, users: ["u-late"], unread: 1, from: 100)
-            records.append(Self.marker(through: 20))
+            records += Self.commit(&state, user: "u-late", unread: 2, from: 1, through: 30)
+            records += Self.commit(&lostMember, user: "u-late", unread: 1, from: 100, through: 20)
             var outcomes = try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
             // Partition 1: an aborted transaction through 40, then its replay committed in two
             // transactions through 20 and 50.
             var replayed = PartitionState()
-            records = Self.changes(&replayed, users: ["u-replayed"], unread: 1)
-            records.append(Self.marker(through: 10))
+            records = Self.commit(&replayed, user: "u-replayed", unread: 1, through: 10)
             var aborted = replayed
-            records += Self.changes(&aborted, users: ["u-replayed"], unread: 2, from: 1)
-            records.append(Self.marker(through: 40))
-            records += Self.changes(&replayed, users: ["u-replayed"], unread: 1, from: 1)
-            records.append(Self.marker(through: 20))
-            records += Self.changes(&replayed, users: ["u-replayed"], unread: 2, from: 2)
-            records.append(Self.marker(through: 50))
+            records += Self.commit(&aborted, user: "u-replayed", unread: 2, from: 1, through: 40)
+            records += Self.commit(&replayed, user: "u-replayed", unread: 1, from: 1, through: 20)
+            records += Self.commit(&replayed, user: "u-replayed", unread: 2, from: 2, through: 50)
             outcomes += try KafkaTestSupport.produce(
                 bench.broker, topic: bench.topics.state, bytes: records, partition: 1)
             #expect(outcomes.allSatisfy { $0.error == nil })
