@@ -147,9 +147,9 @@ extension GatewayWorker {
             progress.staleFrom = seen
         }
         if !seeks.isEmpty {
-            self.logger.info(
-                "rewinding", metadata: ["kafka.partitions": "\(seeks.sorted { $0.partition < $1.partition })"])
-            try self.seek(seeks.sorted { $0.partition < $1.partition })
+            seeks.sort { $0.partition < $1.partition }
+            self.logger.info("rewinding", metadata: ["kafka.partitions": "\(seeks)"])
+            try self.seek(seeks)
         }
     }
 

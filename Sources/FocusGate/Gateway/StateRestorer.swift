@@ -155,8 +155,9 @@ final class StateRestorer {
         /// Each record's key in `bytes`, its value right after it; a value of `nil` (a tombstone)
         /// has `valueCount` -1.
         private var records: [(keyStart: Int, keyCount: Int, valueCount: Int)] = []
-        /// Records skipped as past the committed offset, or behind state already applied.
+        /// Records skipped as past the committed offset.
         var skipped = 0
+        /// Records skipped as behind state already applied (written late).
         var skippedLate = 0
         var unreadable = 0
         /// The input offset of the newest state applied so far.
