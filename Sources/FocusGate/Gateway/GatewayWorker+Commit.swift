@@ -155,14 +155,14 @@ extension GatewayWorker {
 
     /// Tries again the rewinds librdkafka refused (see ``seek(_:)``); called once per loop turn.
     func retryPendingRewinds() throws(KafkaError) {
-        guard self.rewindsPending else { return }
+        guard self.partitions.values.contains(where: \.rewindPending) else { return }
         let seeks = self.partitions.filter(\.value.rewindPending).keys.sorted().map { partition in
             KafkaTopicPartition(
                 topic: self.configuration.topics.notifications, partition: partition,
                 offset: self.partitions[partition]!.committed)
         }
         try self.seek(seeks)
-        if !self.rewindsPending && !seeks.isEmpty {
+        if !self.partitions.values.contains(where: \.rewindPending) {
             self.logger.info("rewound", metadata: ["kafka.partitions": "\(seeks)"])
         }
     }
@@ -186,7 +186,6 @@ extension GatewayWorker {
                 firstError = firstError ?? error
             }
         }
-        self.rewindsPending = self.partitions.values.contains { $0.rewindPending }
         if let firstError, !refused.isEmpty {
             self.logger.warning(
                 "a rewind was refused; the partitions take no record until it is tried again and succeeds",

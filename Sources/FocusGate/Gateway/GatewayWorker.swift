@@ -78,8 +78,6 @@ final class GatewayWorker {
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
     /// transaction that has not committed yet: an abort puts them back.
     var groupOffsetsAhead: [Int32] = []
-    /// Whether a partition waits for a refused rewind to be tried again (``retryPendingRewinds()``).
-    var rewindsPending = false
     /// An error raised inside the rebalance hook, rethrown by the loop.
     var hookFailure: KafkaError?
     var lagGauges: [Int32: Gauge] = [:]
