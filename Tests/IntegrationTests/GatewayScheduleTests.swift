@@ -207,6 +207,45 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a backlog of due transitions drains turn after turn with no input, not one turn per wait for records")
+        func timerBacklogDrainsWithoutInput() async throws {
+            let bench = try await GatewayBench()
+            let clock = ManualWallClock()
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            configuration.maxTimersPerBatch = 1  // one transition a turn: 60 turns
+            configuration.commitInterval = .seconds(5)  // a turn's wait for records: 100 ms
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            let users = (0..<60).map { "u-backlog-\($0)" }
+            var sleep: DailySleep?
+            for user in users {
+                sleep = DailySleep(user: user, clock: clock)
+                try await bench.put(sleep!.context)
+            }
+            try bench.send(users.map { Events.notification("b-\($0)", user: $0, criteria: "home") })
+            try await instance.waitUntil(
+                { instance.metric("focusgate_timers_pending", labels: #"worker="0""#) == Double(users.count) },
+                what: "every user's timer watched")
+
+            // Sleep starts for everyone at once and no input comes. Turns that waited for records
+            // (100 ms each) between two transitions would take about 6 s.
+            clock.advance(by: sleep!.untilOpen(clock))
+            try await instance.waitUntil(
+                { instance.metric("focusgate_timers_fired_total") == Double(users.count) }, timeout: .seconds(2),
+                what: "every due transition fired")
+            let asleep = try await Wait.for(
+                "every user's Sleep badge", timeout: .seconds(30),
+                {
+                    try users.filter {
+                        try Self.records(bench, bench.topics.badges, key: "\($0)/chat").last?["badge"] as? Int == 0
+                    }
+                }
+            ) { $0.count == users.count }
+            #expect(asleep.count == users.count)
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("a schedule's transition survives a restart with no input: the timer is part of the committed state")
         func scheduleTimerSurvivesRestart() async throws {
             let bench = try await GatewayBench()

@@ -153,7 +153,7 @@ final class GatewayWorker {
         }
         var nextCommit = ContinuousClock.now + self.configuration.commitInterval
         while !self.shouldStop() {
-            let wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
+            let wait = self.recordWait(until: nextCommit)
             let allocations = AllocationCounter.threadAllocations()
             defer {
                 self.metrics.workerAllocations?.increment(
@@ -202,6 +202,22 @@ final class GatewayWorker {
                 "focusgate.committing": "\(self.timing.committing)",
             ]
         )
+    }
+
+    /// How long a loop turn may wait for records: until the next commit or the next Focus
+    /// transition a partition watches, at most 100 ms; not at all while transitions are due (more
+    /// than one turn fires: ``GatewayConfiguration/maxTimersPerBatch``), so that a backlog of
+    /// them drains turn after turn when no input arrives. At least a millisecond otherwise: the
+    /// consumer counts whole milliseconds, and a shorter wait would not wait at all.
+    private func recordWait(until nextCommit: ContinuousClock.Instant) -> Duration {
+        var wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
+        let now = self.configuration.clock.nowMilliseconds()
+        for progress in self.partitions.values {
+            guard let next = progress.state.nextTransitionAt() else { continue }
+            guard next > now else { return .zero }
+            wait = min(wait, .milliseconds(next - now))
+        }
+        return max(wait, .milliseconds(1))
     }
 
     /// Creates the clients and joins the group; `false` when asked to stop before that was done.
