@@ -89,6 +89,36 @@ if CommandLine.arguments.dropFirst().first == "limits" {
     exit(0)
 }
 
+// MARK: - Output records
+
+/// Writing a badge update's key and JSON value into reused buffers, as a commit does for each
+/// one: the user ids vary, the Focus is on for every second one.
+@MainActor func outputBenchmark() {
+    let updates = (0..<1_024).map { index in
+        BadgeUpdate(
+            userID: "u-\(index * 97)", appID: "com.example.chat", badge: index % 7, unread: index % 11,
+            focus: index % 2 == 0 ? "Sleep" : nil, contextVersion: index % 2 == 0 ? 3 : nil,
+            sequence: UInt64(index * 13), updatedAtMilliseconds: 1_795_000_000_000 + Int64(index))
+    }
+    var key: [UInt8] = []
+    var value: [UInt8] = []
+    var index = 0
+    measure("badge update: key and JSON value written into reused buffers", iterations: 2_000_000) {
+        let update = updates[index & 1_023]
+        index &+= 1
+        update.writeKey(into: &key)
+        update.writeJSON(into: &value)
+        return key.count &+ value.count
+    }
+}
+
+// `CoreBenchmark outputs`: only writing output records, for profilers.
+if CommandLine.arguments.dropFirst().first == "outputs" {
+    outputBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    exit(0)
+}
+
 // MARK: - Decoding
 
 let plainEvent = Array(
@@ -219,6 +249,7 @@ rows.append(
 // MARK: - Partition state
 
 stateHistoryBenchmarks()
+outputBenchmark()
 peopleAndLimitsBenchmark()
 restoreBenchmark()
 stateMemoryBenchmark()

@@ -66,6 +66,29 @@ struct BadgeRecordTests {
         #expect(Timestamp.parseRFC3339(text) == milliseconds)
     }
 
+    @Test("timestamps outside RFC 3339's four-digit years are written as the nearest one it has; Int64's extremes fit")
+    func timestampExtremes() throws {
+        #expect(Timestamp.rfc3339(milliseconds: 253_402_300_799_999) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.rfc3339(milliseconds: 253_402_300_800_000) == "9999-12-31T23:59:59.999Z")
+        #expect(Timestamp.rfc3339(milliseconds: -62_167_219_200_000) == "0000-01-01T00:00:00.000Z")
+        #expect(Timestamp.rfc3339(milliseconds: Int64.min) == "0000-01-01T00:00:00.000Z")
+        for milliseconds in [Int64.max, Int64.min] {
+            let update = BadgeUpdate(
+                userID: "u", appID: "a", badge: Int.max, unread: Int.min, focus: nil, contextVersion: Int64.min,
+                sequence: UInt64.max, updatedAtMilliseconds: milliseconds)
+            let object = try #require(JSONSerialization.jsonObject(with: Data(update.jsonBytes)) as? [String: Any])
+            #expect(object["badge"] as? Int == Int.max && object["unread"] as? Int == Int.min)
+            #expect((object["updatedAt"] as? String)?.hasSuffix("Z") == true)
+            let status = FocusStatusUpdate(
+                userID: "u-\u{07}", status: FocusStatus(focused: true, until: milliseconds, contextVersion: Int64.max),
+                sequence: UInt64.max, updatedAtMilliseconds: milliseconds)
+            var bytes: [UInt8] = []
+            status.writeJSON(into: &bytes)
+            let statusObject = try #require(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+            #expect(statusObject["userId"] as? String == "u-\u{07}" && statusObject["focused"] as? Bool == true)
+        }
+    }
+
     @Test("RFC 3339 parsing: offsets, fractions, refusals")
     func timestampParsing() {
         #expect(Timestamp.parseRFC3339("2026-11-21T18:00:00Z") == 1_795_284_000_000)

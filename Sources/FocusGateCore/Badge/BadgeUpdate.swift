@@ -51,15 +51,30 @@ public struct BadgeUpdate: Sendable, Hashable {
 
     /// Writes ``jsonBytes`` into `bytes` (replacing what it held, keeping its capacity).
     public func writeJSON(into bytes: inout [UInt8]) {
-        JSONWriter.writeObject(into: &bytes) { json in
-            json.member("userId", string: self.userID)
-            json.member("appId", string: self.appID)
-            json.member("badge", integer: Int64(self.badge))
-            json.member("unread", integer: Int64(self.unread))
-            json.member("focus", string: self.focus)
-            json.member("contextVersion", integer: self.contextVersion)
-            json.member("sequence", integer: Int64(clamping: self.sequence))
-            json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
+        bytes.removeAll(keepingCapacity: true)
+        let bound =
+            112 + BoundedWriter.stringBound(self.userID) + BoundedWriter.stringBound(self.appID)
+            + (self.focus.map(BoundedWriter.stringBound) ?? 4) + 4 * BoundedWriter.integerBound
+            + BoundedWriter.timestampBound
+        // The layout is fixed: written in one pass into space made once (a commit writes many).
+        bytes.appendBounded(bound) { json in
+            json.raw(#"{"userId":"#)
+            json.string(self.userID)
+            json.raw(#","appId":"#)
+            json.string(self.appID)
+            json.raw(#","badge":"#)
+            json.integer(Int64(self.badge))
+            json.raw(#","unread":"#)
+            json.integer(Int64(self.unread))
+            json.raw(#","focus":"#)
+            if let focus = self.focus { json.string(focus) } else { json.raw("null") }
+            json.raw(#","contextVersion":"#)
+            if let version = self.contextVersion { json.integer(version) } else { json.raw("null") }
+            json.raw(#","sequence":"#)
+            json.integer(Int64(clamping: self.sequence))
+            json.raw(#","updatedAt":""#)
+            json.timestamp(milliseconds: self.updatedAtMilliseconds)
+            json.raw(#""}"#)
         }
     }
 }

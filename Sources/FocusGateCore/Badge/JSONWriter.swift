@@ -47,7 +47,7 @@ struct JSONWriter {
     mutating func member(_ name: StaticString, integer value: Int64?) {
         self.name(name)
         guard let value else { return self.bytes.append(contentsOf: "null".utf8) }
-        Self.appendDecimal(value, to: &self.bytes)
+        DecimalText.append(value, to: &self.bytes)
     }
 
     mutating func member(_ name: StaticString, bool value: Bool) {
@@ -62,7 +62,7 @@ struct JSONWriter {
         for _ in 0..<decimals { scale *= 10 }
         let scaled = Int64((value * Double(scale)).rounded())
         if scaled < 0 { self.bytes.append(UInt8(ascii: "-")) }
-        Self.appendDecimal(Int64(scaled.magnitude) / scale, to: &self.bytes)
+        DecimalText.append(Int64(scaled.magnitude) / scale, to: &self.bytes)
         var fraction = Int64(scaled.magnitude) % scale
         guard fraction != 0 else { return }
         var width = decimals
@@ -101,13 +101,11 @@ struct JSONWriter {
     /// An RFC 3339 UTC timestamp with milliseconds, written without building a `String`.
     mutating func member(_ name: StaticString, timestampMilliseconds value: Int64) {
         self.name(name)
-        self.bytes.append(UInt8(ascii: "\""))
-        Timestamp.appendRFC3339(milliseconds: value, to: &self.bytes)
-        self.bytes.append(UInt8(ascii: "\""))
-    }
-
-    static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
-        DecimalText.append(value, to: &bytes)
+        self.bytes.appendBounded(BoundedWriter.timestampBound + 2) { json in
+            json.byte(UInt8(ascii: "\""))
+            json.timestamp(milliseconds: value)
+            json.byte(UInt8(ascii: "\""))
+        }
     }
 
     private mutating func name(_ name: StaticString) {
@@ -119,29 +117,7 @@ struct JSONWriter {
     }
 
     private mutating func string(_ value: String) {
-        self.bytes.append(UInt8(ascii: "\""))
-        // Most values (ids, app ids, Focus names) need no escaping: copy them in one go.
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            self.bytes.append(contentsOf: value.utf8)
-            self.bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): self.bytes.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): self.bytes.append(contentsOf: "\\\\".utf8)
-            case 0x0A: self.bytes.append(contentsOf: "\\n".utf8)
-            case 0x0D: self.bytes.append(contentsOf: "\\r".utf8)
-            case 0x09: self.bytes.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                self.bytes.append(contentsOf: "\\u00".utf8)
-                self.bytes.append(hex[Int(byte >> 4)])
-                self.bytes.append(hex[Int(byte & 0xF)])
-            default: self.bytes.append(byte)
-            }
-        }
-        self.bytes.append(UInt8(ascii: "\""))
+        self.bytes.appendBounded(BoundedWriter.stringBound(value)) { $0.string(value) }
     }
 }
 
@@ -209,7 +185,7 @@ public enum Timestamp {
         return seconds * 1000 + Int64(millis)
     }
 
-    /// `2026-11-21T18:00:00.123Z` for Unix milliseconds.
+    /// `2026-11-21T18:00:00.123Z` for Unix milliseconds (outside the years 0000–9999, the nearest instant within them).
     public static func rfc3339(milliseconds: Int64) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
@@ -219,48 +195,7 @@ public enum Timestamp {
 
     /// Appends `YYYY-MM-DDTHH:MM:SS.mmmZ` for Unix milliseconds.
     static func appendRFC3339(milliseconds: Int64, to bytes: inout [UInt8]) {
-        let seconds = milliseconds >= 0 ? milliseconds / 1000 : (milliseconds - 999) / 1000
-        let millis = Int(milliseconds - seconds * 1000)
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let secondOfDay = Int(seconds - days * 86_400)
-        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func digits(_ value: Int, _ width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var value = value
-            if value >= divisor * 10 {  // wider than asked (years past 9999): write it all
-                bytes.append(contentsOf: String(value).utf8)
-                return
-            }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor))
-                value %= divisor
-                divisor /= 10
-            }
-        }
-        digits(Int(year), 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(Int(month), 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(Int(day), 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay / 60 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
-        bytes.append(UInt8(ascii: "."))
-        digits(millis, 3)
-        bytes.append(UInt8(ascii: "Z"))
+        bytes.appendBounded(BoundedWriter.timestampBound) { $0.timestamp(milliseconds: milliseconds) }
     }
 }
 
@@ -268,21 +203,6 @@ public enum Timestamp {
 public enum DecimalText {
     /// Appends the decimal digits of `value` (with a leading `-` when negative).
     public static func append(_ value: Int64, to bytes: inout [UInt8]) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, Int) = (0, 0)  // reversed digits, packed 4 bits each (at most 16 fit)
-        guard magnitude >= 10_000_000_000_000_000 else {
-            repeat {
-                digits.0 = digits.0 << 4 | (magnitude % 10)
-                digits.1 += 1
-                magnitude /= 10
-            } while magnitude > 0
-            for _ in 0..<digits.1 {
-                bytes.append(UInt8(ascii: "0") + UInt8(digits.0 & 0xF))
-                digits.0 >>= 4
-            }
-            return
-        }
-        bytes.append(contentsOf: String(magnitude).utf8)
+        bytes.appendBounded(BoundedWriter.integerBound) { $0.integer(value) }
     }
 }

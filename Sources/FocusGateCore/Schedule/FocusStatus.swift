@@ -36,17 +36,29 @@ public struct FocusStatusUpdate: Sendable, Hashable {
 
     /// The record's value: `{"userId","focused","until","contextVersion","sequence","updatedAt"}`.
     public func writeJSON(into bytes: inout [UInt8]) {
-        JSONWriter.writeObject(into: &bytes) { json in
-            json.member("userId", string: self.userID)
-            json.member("focused", bool: self.status.focused)
+        bytes.removeAll(keepingCapacity: true)
+        let bound =
+            96 + BoundedWriter.stringBound(self.userID) + 2 * BoundedWriter.integerBound
+            + 2 * BoundedWriter.timestampBound
+        // The layout is fixed: written in one pass into space made once (a transition writes many).
+        bytes.appendBounded(bound) { json in
+            json.raw(#"{"userId":"#)
+            json.string(self.userID)
+            json.raw(self.status.focused ? #","focused":true"# : #","focused":false"#)
             if let until = self.status.until {
-                json.member("until", timestampMilliseconds: until)
+                json.raw(#","until":""#)
+                json.timestamp(milliseconds: until)
+                json.raw(#"""#)
             } else {
-                json.member("until", string: nil)
+                json.raw(#","until":null"#)
             }
-            json.member("contextVersion", integer: self.status.contextVersion)
-            json.member("sequence", integer: Int64(clamping: self.sequence))
-            json.member("updatedAt", timestampMilliseconds: self.updatedAtMilliseconds)
+            json.raw(#","contextVersion":"#)
+            if let version = self.status.contextVersion { json.integer(version) } else { json.raw("null") }
+            json.raw(#","sequence":"#)
+            json.integer(Int64(clamping: self.sequence))
+            json.raw(#","updatedAt":""#)
+            json.timestamp(milliseconds: self.updatedAtMilliseconds)
+            json.raw(#""}"#)
         }
     }
 }
