@@ -11,13 +11,13 @@ import Foundation
 /// in the changelog, then one notification each, which also sets the user's timer). Notifications
 /// flow at `TRANSITION_RATE` per second (default 5,000) from 15 s before the instant to 45 s
 /// after it, each stamped when produced and read back from the outputs, through one
-/// `focusgate serve` at-least-once. Reported: notification latency (p50, p99, max) before the
-/// instant and in the 15 s after it; how late the timers fired (from the gateway's
-/// `focusgate_timer_lateness_seconds`); and when each user's new status (focused) was readable on
-/// `focus.status`, the last of a transition's outputs (badges first, then status, in each
-/// commit), counted from the instant. Aborted commits and context loads that failed are reported
-/// too: either makes timers fire again. The wait before the instant paces the run; it is not a
-/// wait for a condition.
+/// `focusgate serve` at-least-once with `TRANSITION_WORKERS` workers (default 1). Reported:
+/// notification latency (p50, p99, max) before the instant and in the 15 s after it; how late the
+/// timers fired (from the gateway's `focusgate_timer_lateness_seconds`); and when each user's new
+/// status (focused) was readable on `focus.status`, the last of a transition's outputs (badges
+/// first, then status, in each commit), counted from the instant. Aborted commits and context
+/// loads that failed are reported too: either makes timers fire again. The wait before the
+/// instant paces the run; it is not a wait for a condition.
 func massTransitionBenchmark() async throws -> (name: String, value: String, json: String) {
     let paris = ZoneClock(identifier: "Europe/Paris")!
     let minute: Int64 = 60_000
@@ -40,7 +40,8 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
         })
     let topic = "bench-transition"
     try broker.createTopic(.init(name: topic, partitions: partitions))
-    let instance = try await Instance(try settings(.atLeastOnce, input: topic))
+    let workers = Int(ProcessInfo.processInfo.environment["TRANSITION_WORKERS"] ?? "") ?? 1
+    let instance = try await Instance(try settings(.atLeastOnce, input: topic, workers: workers))
     while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
         try await Task.sleep(for: .milliseconds(50))
     }
@@ -98,7 +99,7 @@ func massTransitionBenchmark() async throws -> (name: String, value: String, jso
     let statusLast = statusTimes.last ?? .nan
     let statusWithinOne = statusTimes.filter { $0 <= 1_000 }.count
     return (
-        "mass transition: \(users) users' Sleep starts in the same minute while \(format(offered)) notifications/s flow, at-least-once",
+        "mass transition: \(users) users' Sleep starts in the same minute while \(format(offered)) notifications/s flow, at-least-once, \(workers) worker(s)",
         "before: \(describe(before)); the 15 s after: \(describe(during)); timers fired \(Int(fired)), "
             + String(format: "%.1f%% within 1 s, all within %.2f s", count > 0 ? withinOne / count * 100 : 0, allWithin)
             + "; status produced after the instant: \(describe(statusProduced))"

@@ -34,9 +34,10 @@ extension GatewayWorker {
             }
             // Status changes: the latest of each user since the last commit.
             for update in self.partitions[partition]!.state.pendingStatusUpdates {
+                self.badgeKey.removeAll(keepingCapacity: true)
+                self.badgeKey.append(contentsOf: update.userID.utf8)
                 update.writeJSON(into: &self.badgeValue)
-                try self.producer.produce(
-                    topic: self.statusTopic, key: Array(update.userID.utf8), value: self.badgeValue)
+                try self.producer.produce(topic: self.statusTopic, key: self.badgeKey, value: self.badgeValue)
             }
             // Summaries of what ended Foci silenced, and those of summary times.
             let summaries = self.partitions[partition]!.state.pendingSummaries
@@ -44,9 +45,10 @@ extension GatewayWorker {
                 let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
                 let createdAt = self.configuration.clock.nowMilliseconds()
                 for summary in summaries {
+                    self.badgeKey.removeAll(keepingCapacity: true)
+                    self.badgeKey.append(contentsOf: summary.userID.utf8)
                     summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
-                    try self.producer.produce(
-                        topic: self.summaryTopic, key: Array(summary.userID.utf8), value: self.badgeValue)
+                    try self.producer.produce(topic: self.summaryTopic, key: self.badgeKey, value: self.badgeValue)
                 }
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }

@@ -94,7 +94,7 @@ final class GatewayWorker {
     var statusTopic: KafkaTopic!
     var summaryTopic: KafkaTopic!
     var stateTopic: KafkaTopic!
-    /// Headers, badge keys and badge values of the record being produced, rebuilt in place.
+    /// Headers, keys and values of the record being produced (badge updates, status, summaries), rebuilt in place.
     var headerBuffer = KafkaHeaderBuffer()
     var badgeKey: [UInt8] = []
     var badgeValue: [UInt8] = []
