@@ -65,6 +65,31 @@ extension EmbeddedBrokerTests {
             return second
         }
 
+        /// Puts the same daily Sleep (``DailySleep``, from `clock`'s now) in every user's context.
+        static func putDailySleep(_ bench: GatewayBench, users: [String], clock: some WallClock) async throws
+            -> DailySleep
+        {
+            var sleep: DailySleep?
+            for user in users {
+                sleep = DailySleep(user: user, clock: clock)
+                try await bench.put(sleep!.context)
+            }
+            return sleep!
+        }
+
+        /// Waits until every user's latest `chat` badge is 0 (Sleep hides badges).
+        static func waitForSleepBadges(_ bench: GatewayBench, users: [String]) async throws {
+            let asleep = try await Wait.for(
+                "every user's Sleep badge", timeout: .seconds(30),
+                {
+                    try users.filter {
+                        try Self.records(bench, bench.topics.badges, key: "\($0)/chat").last?["badge"] as? Int == 0
+                    }
+                }
+            ) { $0.count == users.count }
+            #expect(asleep.count == users.count)
+        }
+
         /// The JSON values of `topic`'s records under `key`, in order.
         static func records(_ bench: GatewayBench, _ topic: String, key: String) throws -> [[String: Any]] {
             try bench.readAll(topic).filter { $0.keyString == key }.compactMap {
@@ -165,11 +190,7 @@ extension EmbeddedBrokerTests {
             configuration.clock = clock
             let first = try await InProcessGateway(bench, configuration: configuration)
             let users = (0..<24).map { "u-hand-\($0)" }
-            var sleep: DailySleep?
-            for user in users {
-                sleep = DailySleep(user: user, clock: clock)
-                try await bench.put(sleep!.context)
-            }
+            let sleep = try await Self.putDailySleep(bench, users: users, clock: clock)
             let records = users.map { Events.notification("h-\($0)", user: $0, criteria: "home") }
             try bench.send(records)
             _ = try await Wait.for(
@@ -181,16 +202,8 @@ extension EmbeddedBrokerTests {
             let second = try await Self.handOver(bench, from: first, configuration: configuration)
 
             // Sleep starts for everyone; no input comes.
-            clock.advance(by: sleep!.untilOpen(clock))
-            let asleep = try await Wait.for(
-                "every user's Sleep badge", timeout: .seconds(30),
-                {
-                    try users.filter {
-                        try Self.records(bench, bench.topics.badges, key: "\($0)/chat").last?["badge"] as? Int == 0
-                    }
-                }
-            ) { $0.count == users.count }
-            #expect(asleep.count == users.count)
+            clock.advance(by: sleep.untilOpen(clock))
+            try await Self.waitForSleepBadges(bench, users: users)
             for user in users {
                 let badges = try Self.records(bench, bench.topics.badges, key: "\(user)/chat")
                 #expect(badges.map { $0["badge"] as? Int } == [1, 0], "\(user): \(badges)")
@@ -217,11 +230,7 @@ extension EmbeddedBrokerTests {
             configuration.commitInterval = .seconds(5)  // a turn's wait for records: 100 ms
             let instance = try await InProcessGateway(bench, configuration: configuration)
             let users = (0..<60).map { "u-backlog-\($0)" }
-            var sleep: DailySleep?
-            for user in users {
-                sleep = DailySleep(user: user, clock: clock)
-                try await bench.put(sleep!.context)
-            }
+            let sleep = try await Self.putDailySleep(bench, users: users, clock: clock)
             try bench.send(users.map { Events.notification("b-\($0)", user: $0, criteria: "home") })
             try await instance.waitUntil(
                 { instance.metric("focusgate_timers_pending", labels: #"worker="0""#) == Double(users.count) },
@@ -229,19 +238,11 @@ extension EmbeddedBrokerTests {
 
             // Sleep starts for everyone at once and no input comes. Turns that waited for records
             // (100 ms each) between two transitions would take about 6 s.
-            clock.advance(by: sleep!.untilOpen(clock))
+            clock.advance(by: sleep.untilOpen(clock))
             try await instance.waitUntil(
                 { instance.metric("focusgate_timers_fired_total") == Double(users.count) }, timeout: .seconds(2),
                 what: "every due transition fired")
-            let asleep = try await Wait.for(
-                "every user's Sleep badge", timeout: .seconds(30),
-                {
-                    try users.filter {
-                        try Self.records(bench, bench.topics.badges, key: "\($0)/chat").last?["badge"] as? Int == 0
-                    }
-                }
-            ) { $0.count == users.count }
-            #expect(asleep.count == users.count)
+            try await Self.waitForSleepBadges(bench, users: users)
             try await instance.stop()
             await bench.shutdown()
         }
