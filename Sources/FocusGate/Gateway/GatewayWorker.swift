@@ -205,12 +205,14 @@ final class GatewayWorker {
     }
 
     /// How long a loop turn may wait for records: until the next commit or the next Focus
-    /// transition a partition watches, at most 100 ms; not at all while transitions are due (more
-    /// than one turn fires: ``GatewayConfiguration/maxTimersPerBatch``), so that a backlog of
-    /// them drains turn after turn when no input arrives. At least a millisecond otherwise: the
-    /// consumer counts whole milliseconds, and a shorter wait would not wait at all.
+    /// transition a partition watches, at most 100 ms and at least 1 ms (the consumer counts whole
+    /// milliseconds: a shorter wait would not wait, and the loop would spin). Not at all when a
+    /// commit or a transition is due, so that transitions beyond one turn's
+    /// ``GatewayConfiguration/maxTimersPerBatch`` fire turn after turn also when no input arrives.
     private func recordWait(until nextCommit: ContinuousClock.Instant) -> Duration {
-        var wait = min(.milliseconds(100), max(.zero, nextCommit - ContinuousClock.now))
+        let untilCommit = nextCommit - ContinuousClock.now
+        guard untilCommit > .zero else { return .zero }
+        var wait = min(.milliseconds(100), untilCommit)
         let now = self.configuration.clock.nowMilliseconds()
         for progress in self.partitions.values {
             guard let next = progress.state.nextTransitionAt() else { continue }
