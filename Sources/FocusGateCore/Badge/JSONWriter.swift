@@ -1,11 +1,8 @@
-/// Writes small JSON documents straight to bytes (RFC 8259 escaping), for output records.
+/// Writes JSON documents of varying shape (summaries) straight to bytes, RFC 8259 escaping; records
+/// of a fixed layout (badge updates, status) write through ``BoundedWriter`` in one pass.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
     private var needsComma = false
-
-    init() {
-        self.bytes.reserveCapacity(192)
-    }
 
     /// A writer that appends to `storage` (emptied, its capacity kept): no allocation once it has grown.
     init(storage: consuming [UInt8]) {
@@ -48,11 +45,6 @@ struct JSONWriter {
         self.name(name)
         guard let value else { return self.bytes.append(contentsOf: "null".utf8) }
         DecimalText.append(value, to: &self.bytes)
-    }
-
-    mutating func member(_ name: StaticString, bool value: Bool) {
-        self.name(name)
-        self.bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
     /// A number with at most `decimals` digits after the point (trailing zeros dropped).
