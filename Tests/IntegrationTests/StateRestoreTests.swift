@@ -53,6 +53,22 @@ extension EmbeddedBrokerTests {
             #expect(try bench.committedOffsets()[partition] == offset)
         }
 
+        /// Writes each changelog partition's records, commits its input partition's offset, and
+        /// starts an instance; returns it once it owns every partition (their state restored).
+        static func restored(
+            _ bench: GatewayBench, _ partitions: [(partition: Int32, records: [Record], committed: Int64)]
+        ) async throws -> InProcessGateway {
+            for (partition, records, committed) in partitions {
+                let outcomes = try KafkaTestSupport.produce(
+                    bench.broker, topic: bench.topics.state, bytes: records, partition: partition)
+                #expect(outcomes.allSatisfy { $0.error == nil })
+                try Self.commitInput(bench, offset: committed, partition: partition)
+            }
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
+            return instance
+        }
+
         @Test(
             "changes closed by a marker within the committed input offset are taken; past it, or with no marker, skipped"
         )
@@ -65,13 +81,7 @@ extension EmbeddedBrokerTests {
             records += Self.commit(&state, user: "u-committed", unread: 2, from: 1, through: 20)
             records += Self.commit(&state, user: "u-only-uncommitted", unread: 4, through: 13)
             records += Self.changes(&state, users: ["u-cut-short"], unread: 2)
-            let outcomes = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
-            #expect(outcomes.allSatisfy { $0.error == nil })
-            try Self.commitInput(bench, offset: 12)
-
-            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
-            try await instance.waitUntil { instance.gateway.assignedPartitions == 4 }
+            let instance = try await Self.restored(bench, [(0, records, 12)])
             let unread = { (user: String) in
                 await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
             }
@@ -94,29 +104,21 @@ extension EmbeddedBrokerTests {
             var lostMember = state
             records += Self.commit(&state, user: "u-late", unread: 2, from: 1, through: 30)
             records += Self.commit(&lostMember, user: "u-late", unread: 1, from: 100, through: 20)
-            var outcomes = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, bytes: records, partition: 0)
             // Partition 1: an aborted transaction through 40, then its replay committed in two
             // transactions through 20 and 50.
             var replayed = PartitionState()
-            records = Self.commit(&replayed, user: "u-replayed", unread: 1, through: 10)
+            var replay = Self.commit(&replayed, user: "u-replayed", unread: 1, through: 10)
             var aborted = replayed
-            records += Self.commit(&aborted, user: "u-replayed", unread: 2, from: 1, through: 40)
-            records += Self.commit(&replayed, user: "u-replayed", unread: 1, from: 1, through: 20)
-            records += Self.commit(&replayed, user: "u-replayed", unread: 2, from: 2, through: 50)
-            outcomes += try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, bytes: records, partition: 1)
-            #expect(outcomes.allSatisfy { $0.error == nil })
-            try Self.commitInput(bench, offset: 30, partition: 0)
-            try Self.commitInput(bench, offset: 50, partition: 1)
-
-            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
-            try await instance.waitUntil { instance.gateway.assignedPartitions == 4 }
+            replay += Self.commit(&aborted, user: "u-replayed", unread: 2, from: 1, through: 40)
+            replay += Self.commit(&replayed, user: "u-replayed", unread: 1, from: 1, through: 20)
+            replay += Self.commit(&replayed, user: "u-replayed", unread: 2, from: 2, through: 50)
+            let instance = try await Self.restored(bench, [(0, records, 30), (1, replay, 50)])
             let late = await instance.gateway.badges.badges(userID: "u-late")
             #expect(
                 late == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)], "the late group (20 < 30) skipped")
-            let replay = await instance.gateway.badges.badges(userID: "u-replayed")
-            #expect(replay == [Badge(appID: "chat", badge: 4, unread: 4, sequence: 4)], "every notification once")
+            let replayedBadges = await instance.gateway.badges.badges(userID: "u-replayed")
+            #expect(
+                replayedBadges == [Badge(appID: "chat", badge: 4, unread: 4, sequence: 4)], "every notification once")
             try await instance.stop()
             await bench.shutdown()
         }
