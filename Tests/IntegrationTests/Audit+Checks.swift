@@ -58,6 +58,7 @@ extension Audit {
         }
         let expectedBadges = Events.expectedBadges(records, context: context)
         let finalBadges = self.finalBadges
+        let highestBadges = self.highestBadges
         let badgeMismatches =
             checksBadges
             ? Set(expectedBadges.keys).union(finalBadges.keys).filter { expectedBadges[$0] != finalBadges[$0] } : []
@@ -74,7 +75,7 @@ extension Audit {
             badgeMismatches.isEmpty,
             """
             badges equal a recomputation: \(badgeMismatches.count) differ, e.g. \(badgeMismatches.sorted().prefix(3).map {
-                "\($0) expected \(expectedBadges[$0].map(String.init(describing:)) ?? "none"), found \(finalBadges[$0].map(String.init(describing:)) ?? "none")"
+                "\($0) expected \(expectedBadges[$0].map(String.init(describing:)) ?? "none"), found \(finalBadges[$0].map(String.init(describing:)) ?? "none") (highest sequence: \(highestBadges[$0].map(String.init(describing:)) ?? "none"))"
             })
             """,
             sourceLocation: sourceLocation)

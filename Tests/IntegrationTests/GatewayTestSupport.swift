@@ -183,8 +183,16 @@ struct Audit {
     var distinctIDs: Int { self.outputsByID.count }
 
     /// The last badge record per `userId/appId`.
-    var finalBadges: [String: Badge] {
+    var finalBadges: [String: Badge] { self.badgeRecords.last }
+
+    /// The badge record with the highest `sequence` per `userId/appId`: differs from the last one
+    /// when a record was written after a newer one (a late writer, an aborted transaction the
+    /// embedded broker shows). For failure messages.
+    var highestBadges: [String: Badge] { self.badgeRecords.highest }
+
+    private var badgeRecords: (last: [String: Badge], highest: [String: Badge]) {
         var result: [String: Badge] = [:]
+        var highest: [String: Badge] = [:]
         for message in self.badges {
             guard let key = message.keyString, let value = message.value,
                 let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any],
@@ -194,9 +202,11 @@ struct Audit {
                 Issue.record("unreadable badge record")
                 continue
             }
-            result[key] = Badge(appID: appID, badge: badge, unread: unread, sequence: UInt64(sequence))
+            let found = Badge(appID: appID, badge: badge, unread: unread, sequence: UInt64(sequence))
+            result[key] = found
+            if (highest[key]?.sequence ?? 0) < found.sequence { highest[key] = found }
         }
-        return result
+        return (result, highest)
     }
 
     static func id(of message: KafkaMessage) -> String? {
