@@ -225,6 +225,14 @@ public final class KafkaProducer {
         try KafkaError.check(rd_kafka_flush(self.client.pointer, timeout.timeoutMilliseconds), "flush")
     }
 
+    /// Fails every record still queued or waiting for the broker's answer (`_PURGE_QUEUE`,
+    /// `_PURGE_INFLIGHT` in their delivery reports), so that a producer being given up closes
+    /// without waiting for them. A purged record in flight may still have been written.
+    public func purge() {
+        _ = rd_kafka_purge(self.client.pointer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+        self.poll()
+    }
+
     /// Records enqueued or in flight without a delivery report yet.
     public var outstandingCount: Int {
         Int(rd_kafka_outq_len(self.client.pointer))

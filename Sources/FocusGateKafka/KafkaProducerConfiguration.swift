@@ -9,6 +9,12 @@ public struct KafkaProducerConfiguration: Sendable {
     public var clientID: String = "focusgate"
     /// Idempotent delivery: no duplicates or reordering from retries (`enable.idempotence`). Default: `true`.
     public var isIdempotent: Bool = true
+    /// Stops the producer at the first gap rather than skipping past it
+    /// (`enable.gapless.guarantee`): when the broker refuses an idempotent producer's records for
+    /// good, the records after them are failed too and the producer raises a fatal error
+    /// (`_GAPLESS_GUARANTEE`), instead of renumbering them and writing them after the gap.
+    /// Idempotent, non-transactional producers only. Default: `false`.
+    public var isGapless: Bool = false
     /// Makes the producer transactional (`transactional.id`). Default: `nil`.
     public var transactionalID: String?
     /// How long the coordinator waits before aborting an open transaction of a dead producer
@@ -44,6 +50,9 @@ public struct KafkaProducerConfiguration: Sendable {
             ("queue.buffering.max.messages", String(self.maxQueuedMessages)),
             ("socket.nagle.disable", self.disablesNagle ? "true" : "false"),
         ]
+        if self.isGapless && self.isIdempotent && self.transactionalID == nil {
+            typed.append(("enable.gapless.guarantee", "true"))
+        }
         if let transactionalID = self.transactionalID {
             typed.append(("transactional.id", transactionalID))
             typed.append(("transaction.timeout.ms", String(self.transactionTimeout.wholeMilliseconds)))

@@ -69,6 +69,16 @@ struct ConfigurationTests {
                 "enable.idempotence"] == "true")
     }
 
+    @Test("a gap-less producer asks librdkafka for the guarantee only when idempotent and not transactional")
+    func gaplessProducer() {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.gapless.guarantee"] == nil)
+        configuration.isGapless = true
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.gapless.guarantee"] == "true")
+        configuration.transactionalID = "focusgate-0"
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.gapless.guarantee"] == nil)
+    }
+
     @Test("pass-through properties go to the clients they are for, as librdkafka lists them; unknown ones to both")
     func propertyScopes() throws {
         let shared = [

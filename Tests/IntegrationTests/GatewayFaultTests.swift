@@ -134,7 +134,9 @@ extension BrokerFaultAuditTests {
             await bench.shutdown()
         }
 
-        @Test("at-least-once: a record the broker refuses for good fails the commit, which replays; nothing lost")
+        @Test(
+            "at-least-once: a record the broker refuses for good fails the commit, which replays with a new producer; nothing lost, order kept"
+        )
         func refusedDeliveryReplays() async throws {
             let bench = try await GatewayBench()
             let records = Stream.stream(600)
@@ -143,13 +145,25 @@ extension BrokerFaultAuditTests {
             // is permanent: its records fail in their delivery reports, and the commit must not
             // pass them by.
             try bench.broker.pushRequestErrors(.produce, [Self.code(87)])
-            let instance = try await InProcessGateway(bench, configuration: bench.configuration(mode: .atLeastOnce))
+            var configuration = bench.configuration(mode: .atLeastOnce)
+            // Small batches, so the outputs span many requests and the refused one has later ones
+            // behind it. One request in flight stands in for a check the embedded broker lacks: a
+            // real broker refuses an idempotent producer's requests past a gap in its sequence
+            // numbers, the embedded one checks them only for transactional producers (librdkafka
+            // 2.0.2, rdkafka_mock.c), so a request already in flight behind the refused one would
+            // be written there and nowhere else.
+            configuration.kafkaProperties["batch.num.messages"] = "20"
+            configuration.kafkaProperties["max.in.flight.requests.per.connection"] = "1"
+            let instance = try await InProcessGateway(bench, configuration: configuration)
 
             let audit = try await bench.settled(records: records.count)
             let replayed = instance.metric("focusgate_replayed_records_total")
             let findings = audit.check(against: records, replayed: replayed)
             let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
             #expect(aborted >= 1 && replayed >= 1, "the refused delivery made the gateway abort and replay")
+            #expect(
+                instance.metric("focusgate_producer_replacements_total") == 1,
+                "the producer stopped at the gap and was replaced, once")
             print("refused delivery audit: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed")
             try await instance.stop()
             await bench.shutdown()

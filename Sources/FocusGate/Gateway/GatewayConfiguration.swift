@@ -105,6 +105,8 @@ public struct GatewayConfiguration: Sendable {
         var configuration = KafkaProducerConfiguration(bootstrapServers: self.bootstrapServers)
         configuration.properties = self.kafkaProperties
         configuration.isIdempotent = true
+        // At-least-once: no output may land after one the broker refused, ahead of its replay.
+        configuration.isGapless = self.deliveryMode == .atLeastOnce
         if self.deliveryMode == .exactlyOnce {
             configuration.transactionalID =
                 "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"

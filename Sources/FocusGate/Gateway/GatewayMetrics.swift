@@ -12,6 +12,8 @@ public struct GatewayMetrics: Sendable {
     let committed: Counter
     let aborted: Counter
     let replayed: Counter
+    /// At-least-once producers given up for new ones after a fatal error (a record refused for good).
+    let producerReplacements: Counter
     let rebalances: Counter
     let assignedPartitions: Gauge
     let stateRecords: Counter
@@ -69,6 +71,11 @@ public struct GatewayMetrics: Sendable {
             descriptor: .focusgate(
                 "replayed_records", unit: "total",
                 "Records processed again because an abort rewound them to the last commit (exactly-once: their first outputs were aborted; at-least-once: they may be repeated)."
+            ))
+        self.producerReplacements = registry.makeCounter(
+            descriptor: .focusgate(
+                "producer_replacements", unit: "total",
+                "At-least-once: producers given up for new ones after a fatal error (the broker refused records for good; the records since the last commit were replayed)."
             ))
         self.stateRecords = registry.makeCounter(
             descriptor: .focusgate(

@@ -128,6 +128,8 @@ extension GatewayWorker {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
             self.transactionOpen = false
+        } else if let stopped = self.producer.fatalError {
+            try self.replaceProducer(stoppedBy: stopped)
         } else {
             // At-least-once: what was produced stays produced; the replay may duplicate it.
             _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
@@ -153,6 +155,35 @@ extension GatewayWorker {
             self.logger.info("rewinding", metadata: ["kafka.partitions": "\(seeks)"])
             try self.seek(seeks)
         }
+    }
+
+    /// At-least-once, a producer stopped by a fatal error is given up for a new one and the
+    /// records since the last commit are replayed: nothing it failed was committed. (Exactly-once,
+    /// a fatal producer error, a fenced one included, stops the instance.)
+    var canReplaceProducer: Bool {
+        self.configuration.deliveryMode == .atLeastOnce && self.producer.fatalError != nil
+    }
+
+    /// Replaces the producer that stopped at a gap (``KafkaProducerConfiguration/isGapless``: the
+    /// broker refused records for good, and it failed every record after them rather than write
+    /// them ahead of the replay) with a new one: the outputs it could still deliver are delivered,
+    /// the rest purged.
+    private func replaceProducer(stoppedBy error: KafkaError) throws(KafkaError) {
+        self.logger.warning(
+            "the producer stopped at records the broker refused; replaying since the last commit with a new producer",
+            metadata: ["kafka.error": "\(error)"])
+        _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
+        self.producer.purge()
+        self.delivered = nil
+        self.silenced = nil
+        self.deadLetters = nil
+        self.badgeTopic = nil
+        self.statusTopic = nil
+        self.summaryTopic = nil
+        self.stateTopic = nil
+        self.producer = nil
+        try self.makeProducer()
+        self.metrics.producerReplacements.increment()
     }
 
     /// Tries again the rewinds librdkafka refused (see ``seek(_:)``); called once per loop turn.

@@ -61,7 +61,7 @@ extension GatewayWorker {
         if !lost {
             do {
                 try self.commit()
-            } catch  where !error.isFatal {
+            } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
             }
         }

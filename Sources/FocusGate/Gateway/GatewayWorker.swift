@@ -69,6 +69,8 @@ final class GatewayWorker {
     var appIDs = IdentifierPool()
     var consumer: KafkaConsumer!
     var producer: KafkaProducer!
+    /// Part of the transactional id (exactly-once), kept for a replacement producer.
+    var instanceTag = ""
     var restorer: StateRestorer!
     let deliveries = DeliveryLog()
     var partitions: [Int32: Partition] = [:]
@@ -181,7 +183,7 @@ final class GatewayWorker {
                     nextCommit = ContinuousClock.now + self.configuration.commitInterval
                     self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
                 }
-            } catch  where !error.isFatal {
+            } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
                 self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
             }
@@ -189,7 +191,7 @@ final class GatewayWorker {
         self.logger.info("stopping: committing and leaving the group")
         do {
             try self.commit()
-        } catch  where !error.isFatal {
+        } catch  where !error.isFatal || self.canReplaceProducer {
             try self.abortAndRewind(after: error)
         }
         self.consumer.close()  // the revoke hook finds nothing left to commit
@@ -224,22 +226,11 @@ final class GatewayWorker {
 
     /// Creates the clients and joins the group; `false` when asked to stop before that was done.
     private func start(instanceTag: String) throws(KafkaError) -> Bool {
-        let deliveries = self.deliveries
-        self.producer = try KafkaProducer(
-            configuration: self.configuration.producerConfiguration(worker: self.index, instanceTag: instanceTag),
-            logger: self.logger,
-            onDeliveryReport: { report in deliveries.record(report) }
-        )
+        self.instanceTag = instanceTag
+        try self.makeProducer()
         if self.configuration.deliveryMode == .exactlyOnce {
             guard try self.initTransactions() else { return false }
         }
-        self.delivered = try self.producer.topic(self.configuration.topics.delivered)
-        self.silenced = try self.producer.topic(self.configuration.topics.silenced)
-        self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
-        self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
-        self.statusTopic = try self.producer.topic(self.configuration.topics.status)
-        self.summaryTopic = try self.producer.topic(self.configuration.topics.summaries)
-        self.stateTopic = try self.producer.topic(self.configuration.topics.state)
         self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
         var consumerConfiguration = self.configuration.consumerConfiguration()
         consumerConfiguration.statisticsInterval = .seconds(5)
@@ -252,6 +243,23 @@ final class GatewayWorker {
         try self.consumer.subscribe([self.configuration.topics.notifications])
         self.onReady()
         return true
+    }
+
+    /// Creates the worker's producer and its topic handles.
+    func makeProducer() throws(KafkaError) {
+        let deliveries = self.deliveries
+        self.producer = try KafkaProducer(
+            configuration: self.configuration.producerConfiguration(worker: self.index, instanceTag: self.instanceTag),
+            logger: self.logger,
+            onDeliveryReport: { report in deliveries.record(report) }
+        )
+        self.delivered = try self.producer.topic(self.configuration.topics.delivered)
+        self.silenced = try self.producer.topic(self.configuration.topics.silenced)
+        self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
+        self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
+        self.statusTopic = try self.producer.topic(self.configuration.topics.status)
+        self.summaryTopic = try self.producer.topic(self.configuration.topics.summaries)
+        self.stateTopic = try self.producer.topic(self.configuration.topics.state)
     }
 
     /// Registers the transactional id, retrying while the brokers cannot be reached (not ready
