@@ -209,6 +209,22 @@ struct Audit {
         return (result, highest)
     }
 
+    /// The committed badges per `userId/appId` of the records' users, from the instances that
+    /// own them.
+    static func committedBadges(of instances: [InProcessGateway], records: [(key: String?, value: String)]) async
+        -> [String: Badge]
+    {
+        var result: [String: Badge] = [:]
+        for user in Set(records.compactMap(\.key)) {
+            for instance in instances {
+                for badge in await instance.gateway.badges.badges(userID: user) {
+                    result["\(user)/\(badge.appID)"] = badge
+                }
+            }
+        }
+        return result
+    }
+
     static func id(of message: KafkaMessage) -> String? {
         guard let value = message.value,
             let object = try? JSONSerialization.jsonObject(with: Data(value)) as? [String: Any]
