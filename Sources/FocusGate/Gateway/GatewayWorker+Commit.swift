@@ -128,7 +128,7 @@ extension GatewayWorker {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
             self.transactionOpen = false
-        } else if let stopped = self.producer.fatalError {
+        } else if self.canReplaceProducer, let stopped = self.producer.fatalError {
             try self.replaceProducer(stoppedBy: stopped)
         } else {
             // At-least-once: what was produced stays produced; the replay may duplicate it.
@@ -164,13 +164,13 @@ extension GatewayWorker {
         self.configuration.deliveryMode == .atLeastOnce && self.producer.fatalError != nil
     }
 
-    /// Replaces the producer that stopped at a gap (``KafkaProducerConfiguration/isGapless``: the
-    /// broker refused records for good, and it failed every record after them rather than write
-    /// them ahead of the replay) with a new one: the outputs it could still deliver are delivered,
-    /// the rest purged.
+    /// Replaces a producer stopped by a fatal error with a new one: the outputs it could still
+    /// deliver are delivered, the rest purged. The usual cause is a gap
+    /// (``KafkaProducerConfiguration/isGapless``): the broker refused records for good, and the
+    /// producer failed every record after them rather than write them ahead of the replay.
     private func replaceProducer(stoppedBy error: KafkaError) throws(KafkaError) {
         self.logger.warning(
-            "the producer stopped at records the broker refused; replaying since the last commit with a new producer",
+            "the producer stopped with a fatal error; replaying since the last commit with a new producer",
             metadata: ["kafka.error": "\(error)"])
         _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
         self.producer.purge()
