@@ -138,14 +138,15 @@ func offerAndRead(
     return try await reader.value
 }
 
-/// Offers records at `offered` per second for `seconds` to a fresh at-least-once `serve` (every
+/// Offers records at `offered` per second for `seconds` to a fresh `serve` in `mode` (every
 /// user's context cached first); returns the latencies (ms) from the record's production to the
-/// output being read, sorted, and the `serve` process's CPU µs and its workers' heap allocations
+/// output being read, sorted; the `serve` process's CPU µs and its workers' heap allocations
 /// per record consumed meanwhile (at a fixed rate these compare variants more steadily than a
-/// saturated run does).
-func latencies(offered: Double, seconds: Double) async throws -> (
-    latencies: [Double], cpuMicroseconds: Double, allocations: Double
-) {
+/// saturated run does); and the gateway's own record-to-commit latencies of the records offered
+/// (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after).
+func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.DeliveryMode = .atLeastOnce) async throws
+    -> (latencies: [Double], cpuMicroseconds: Double, allocations: Double, toCommit: HistogramCounts)
+{
     let run = nextRun()
     let topic = "bench-latency-\(run)"
     // Outputs of this run only: the embedded broker finds a fetch's offset by walking the
@@ -153,7 +154,7 @@ func latencies(offered: Double, seconds: Double) async throws -> (
     // run wrote to would cost it more with each run.
     let outputs = ["bench-latency-delivered-\(run)", "bench-latency-silenced-\(run)"]
     for name in [topic] + outputs { try broker.createTopic(.init(name: name, partitions: partitions)) }
-    var environment = try settings(.atLeastOnce, input: topic)
+    var environment = try settings(mode, input: topic)
     environment["FOCUSGATE_TOPICS_DELIVERED"] = outputs[0]
     environment["FOCUSGATE_TOPICS_SILENCED"] = outputs[1]
     let instance = try await Instance(environment)
@@ -170,8 +171,13 @@ func latencies(offered: Double, seconds: Double) async throws -> (
     let warmedUp = await instance.serve.metric(commits)
     _ = try await instance.serve.waitForMetric(commits, atLeast: warmedUp + 1, timeout: commitInterval * 4)
     let before = await instance.reading()
+    let commitsBefore = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
     let raw = try await offerAndRead(topic: topic, offered: offered, seconds: seconds, outputs: outputs)
     let after = await instance.reading()
+    // Every offered record's output is read; the commit covering the last ones may still be due.
+    let committed = await instance.serve.metric(commits)
+    _ = try await instance.serve.waitForMetric(commits, atLeast: committed + 1, timeout: commitInterval * 4)
+    let commitsAfter = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
     let consumed = max(1, after.consumed - before.consumed)
     if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
         try raw.map { "\($0.sentAt) \($0.ms)" }.joined(separator: "\n").write(
@@ -181,15 +187,62 @@ func latencies(offered: Double, seconds: Double) async throws -> (
     await instance.stop()
     return (
         latencies, (after.cpuSeconds - before.cpuSeconds) * 1e6 / consumed,
-        (after.allocations - before.allocations) / consumed
+        (after.allocations - before.allocations) / consumed, commitsAfter.subtracting(commitsBefore)
     )
+}
+
+/// A Prometheus histogram's cumulative bucket counts, by upper bound in seconds.
+struct HistogramCounts {
+    var buckets: [(upperBound: Double, count: Double)]
+
+    /// The buckets of histogram `name` among `/metrics` samples.
+    init(_ samples: [String: Double], name: String) {
+        let prefix = "\(name)_bucket{le=\""
+        self.buckets = samples.compactMap { key, value in
+            guard key.hasPrefix(prefix) else { return nil }
+            let bound = key.dropFirst(prefix.count).prefix { $0 != "\"" }
+            guard let upperBound = bound == "+Inf" ? Double.infinity : Double(bound) else { return nil }
+            return (upperBound, value)
+        }.sorted { $0.upperBound < $1.upperBound }
+    }
+
+    private init(buckets: [(upperBound: Double, count: Double)]) { self.buckets = buckets }
+
+    /// The counts observed since `earlier` (same buckets).
+    func subtracting(_ earlier: HistogramCounts) -> HistogramCounts {
+        HistogramCounts(
+            buckets: self.buckets.enumerated().map { index, bucket in
+                let before = index < earlier.buckets.count ? earlier.buckets[index].count : 0
+                return (bucket.upperBound, bucket.count - before)
+            })
+    }
+
+    var total: Double { self.buckets.last?.count ?? 0 }
+
+    /// The value at quantile `p`, in milliseconds, interpolated linearly within its bucket (as
+    /// PromQL's `histogram_quantile`); NaN when nothing was observed, the highest finite bound
+    /// when it lies in the `+Inf` bucket.
+    func quantileMilliseconds(_ p: Double) -> Double {
+        guard self.total > 0 else { return .nan }
+        let rank = p * self.total
+        var lower = (bound: 0.0, count: 0.0)
+        for bucket in self.buckets {
+            if bucket.count >= rank {
+                guard bucket.upperBound.isFinite else { return lower.bound * 1000 }
+                let share = bucket.count > lower.count ? (rank - lower.count) / (bucket.count - lower.count) : 1
+                return (lower.bound + (bucket.upperBound - lower.bound) * share) * 1000
+            }
+            lower = (bucket.upperBound, bucket.count)
+        }
+        return lower.bound * 1000
+    }
 }
 
 /// The latency row (markdown and JSON) of `offered` records/s for `seconds`, described by `label`.
 func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (latencies, cpu, allocations) = try await latencies(offered: offered, seconds: seconds)
+    let (latencies, cpu, allocations, _) = try await latencies(offered: offered, seconds: seconds)
     let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
     log(
         "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms; per record \(cpu) µs CPU, \(allocations) allocations"
@@ -206,4 +259,26 @@ func latencyRow(offered: Double, seconds: Double, label: String? = nil) async th
 /// The value at quantile `p` of sorted `values` (NaN when empty).
 func percentile(_ values: [Double], _ p: Double) -> Double {
     values.isEmpty ? .nan : values[min(values.count - 1, Int(Double(values.count) * p))]
+}
+
+/// The exactly-once latency row of `offered` records/s for `seconds`: record timestamp to the
+/// commit of the transaction that holds its outputs, from the gateway's histogram. On a real
+/// cluster a `read_committed` consumer can read the outputs from then on (plus its fetch); the
+/// embedded broker writes no transaction markers, so reading the outputs back cannot show it.
+func commitLatencyRow(offered: Double, seconds: Double, label: String) async throws -> (
+    name: String, value: String, json: String
+) {
+    let (_, cpu, allocations, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
+    let (p50, p99) = (toCommit.quantileMilliseconds(0.5), toCommit.quantileMilliseconds(0.99))
+    let goal = Double(commitInterval.components.seconds * 1000 + commitInterval.components.attoseconds / 1_000_000_000_000_000) + 20
+    log(
+        "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); per record \(cpu) µs CPU, \(allocations) allocations"
+    )
+    return (
+        "latency to commit at \(format(offered)) records/s offered (\(label)), exactly-once (goal p99 ≤ commit interval + 20 ms = \(format(goal)) ms)",
+        String(
+            format: "p50 %.1f ms · p99 %.1f ms (%d sampled records, the gateway's histogram); %.1f µs CPU, %.2f allocations per record",
+            p50, p99, Int(toCommit.total), cpu, allocations),
+        #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(String(format: "%.3f", allocations))}"#
+    )
 }

@@ -16,6 +16,7 @@
 //   BENCH_PACED_LINGER_MS sets the paced producer's linger (0 by default; the latency counts
 //   from the produce call, so a linger's wait is included); BENCH_DUMP=FILE writes each
 //   latency sample of the latency runs (produced at, µs; latency, ms), one per line.
+//   BENCH_EXACTLY_ONCE=1 adds, to each latency rate, an exactly-once run's latency to commit.
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
 import BenchmarkSupport
 import FocusGate
@@ -111,6 +112,9 @@ if CommandLine.arguments.dropFirst().first == "latency" {
     let offered = CommandLine.arguments.dropFirst(2).compactMap { Double($0) }
     for rate in offered.isEmpty ? [1_000] : offered {
         rows.append(try await latencyRow(offered: rate, seconds: 10))
+        if ProcessInfo.processInfo.environment["BENCH_EXACTLY_ONCE"] != nil {
+            rows.append(try await commitLatencyRow(offered: rate, seconds: 10, label: "as given"))
+        }
     }
     printRows(title: "gateway benchmark: latency (\(partitions) partitions, \(users) users)")
     await store.close()
@@ -414,6 +418,10 @@ for (offered, seconds, label) in [
 ] {
     rows.append(try await latencyRow(offered: offered, seconds: seconds, label: label))
 }
+// Exactly-once: outputs are readable once their transaction commits (the gateway's histogram).
+rows.append(
+    try await commitLatencyRow(
+        offered: median(gateway[.exactlyOnce]!) / 2, seconds: 10, label: "half the measured maximum"))
 
 await store.close()
 broker.shutdown()

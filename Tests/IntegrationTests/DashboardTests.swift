@@ -28,6 +28,14 @@ extension EmbeddedBrokerTests {
                 })
         }
 
+        /// The value of an unlabelled sample in a Prometheus exposition (0 when absent).
+        static func sample(_ name: String, in exposition: String) -> Double {
+            for line in exposition.split(separator: "\n") where line.hasPrefix(name + " ") {
+                return Double(line.dropFirst(name.count + 1)) ?? 0
+            }
+            return 0
+        }
+
         static let contractMetrics: Set<String> = [
             "focusgate_events_consumed_total", "focusgate_decisions_total", "focusgate_dlq_total",
             "focusgate_duplicates_total",
@@ -35,7 +43,8 @@ extension EmbeddedBrokerTests {
             "focusgate_context_cache_hits_total", "focusgate_context_cache_misses_total",
             "focusgate_context_cache_evictions_total",
             "focusgate_context_load_seconds", "focusgate_decision_latency_seconds", "focusgate_transactions_total",
-            "focusgate_consumer_lag", "focusgate_rebalances_total",
+            "focusgate_consumer_lag", "focusgate_rebalances_total", "focusgate_commit_latency_seconds",
+            "focusgate_producer_replacements_total",
         ]
 
         @Test("serve exposes every metric of the contract and every metric the dashboard and alert rules use")
@@ -63,7 +72,10 @@ extension EmbeddedBrokerTests {
                         from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
                     return String(decoding: data, as: UTF8.self)
                 }
-            ) { $0.contains("focusgate_consumer_lag{") && $0.contains("focusgate_duplicates_total 1") }
+            ) {
+                $0.contains("focusgate_consumer_lag{") && $0.contains("focusgate_duplicates_total 1")
+                    && Self.sample("focusgate_commit_latency_seconds_count", in: $0) >= 4
+            }
             let exposed = Set(
                 exposition.split(separator: "\n").compactMap { line -> String? in
                     guard line.hasPrefix("# TYPE ") else { return nil }

@@ -22,6 +22,8 @@ public struct GatewayMetrics: Sendable {
     /// allocation counter preloaded (``AllocationCounter``).
     let workerAllocations: Counter?
     let decisionLatency: DurationHistogram
+    /// Input record timestamp to the commit that covers the record.
+    let commitLatency: DurationHistogram
     /// Timers fired: Focus transitions (expiry, schedule boundaries) acted on.
     let timersFired: Counter
     /// How late a timer fired after its instant.
@@ -34,6 +36,8 @@ public struct GatewayMetrics: Sendable {
     /// Decision-latency observations taken per batch (evenly spaced records), so that the
     /// histogram's lock is taken a bounded number of times per batch.
     static let latencySamplesPerBatch = 16
+    /// At most this many of those observations are kept for ``commitLatency`` per commit.
+    static let commitLatencySamplesPerCommit = 1024
 
     /// Registers the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry) {
@@ -108,6 +112,18 @@ public struct GatewayMetrics: Sendable {
                 .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
                 .milliseconds(50),
                 .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5), .seconds(30),
+            ]
+        )
+        self.commitLatency = registry.makeDurationHistogram(
+            descriptor: .focusgate(
+                "commit_latency", unit: "seconds",
+                "Input record timestamp to the commit that covers it: exactly-once, its outputs become readable to read_committed consumers then; at-least-once, its offset is committed. Sampled like decision latency, up to \(Self.commitLatencySamplesPerCommit) records per commit."
+            ),
+            buckets: [
+                .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                .milliseconds(150), .milliseconds(200), .milliseconds(250), .milliseconds(275), .milliseconds(300),
+                .milliseconds(350), .milliseconds(400), .milliseconds(500), .milliseconds(750), .seconds(1),
+                .milliseconds(2500), .seconds(5), .seconds(30),
             ]
         )
         self.timersFired = registry.makeCounter(

@@ -139,6 +139,9 @@ extension GatewayWorker {
         for position in stride(from: 0, to: batch.count, by: step) {
             guard let timestamp = batch[position].timestamp, timestamp <= nowMilliseconds else { continue }
             self.metrics.decisionLatency.record(.milliseconds(nowMilliseconds - timestamp))
+            if self.commitLatencySamples.count < GatewayMetrics.commitLatencySamplesPerCommit {
+                self.commitLatencySamples.append(timestamp)
+            }
         }
     }
 }

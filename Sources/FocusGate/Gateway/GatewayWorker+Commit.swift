@@ -103,6 +103,11 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
+        let committedAt = self.configuration.clock.nowMilliseconds()
+        for timestamp in self.commitLatencySamples where timestamp <= committedAt {
+            self.metrics.commitLatency.record(.milliseconds(committedAt - timestamp))
+        }
+        self.commitLatencySamples.removeAll(keepingCapacity: true)
         self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
         self.metrics.stateBytes.increment(by: Int64(stateBytes))
@@ -119,6 +124,7 @@ extension GatewayWorker {
         self.metrics.aborted.increment()
         self.metrics.replayed.increment(by: Int64(self.processedSinceCommit))
         self.processedSinceCommit = 0
+        self.commitLatencySamples.removeAll(keepingCapacity: true)  // sampled again when replayed
         if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
             do {
                 try self.retrying { () throws(KafkaError) in

@@ -107,6 +107,8 @@ final class GatewayWorker {
     var decoded: [Decoded] = []
     /// The users of the batch being processed, and their contexts (one per position), reused.
     var batchUsers: [String] = []
+    /// Input timestamps (Unix ms) of the records sampled for latency since the last commit.
+    var commitLatencySamples: [Int64] = []
     var batchContexts: [ContextLookup] = []
 
     enum Decoded {
