@@ -270,7 +270,7 @@ func commitLatencyRow(offered: Double, seconds: Double, label: String) async thr
 ) {
     let (_, cpu, allocations, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
     let (p50, p99) = (toCommit.quantileMilliseconds(0.5), toCommit.quantileMilliseconds(0.99))
-    let goal = Double(commitInterval.components.seconds * 1000 + commitInterval.components.attoseconds / 1_000_000_000_000_000) + 20
+    let goal = commitInterval / .milliseconds(1) + 20
     log(
         "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); per record \(cpu) µs CPU, \(allocations) allocations"
     )
