@@ -277,7 +277,7 @@ func commitLatencyRow(offered: Double, seconds: Double, label: String) async thr
     return (
         "latency to commit at \(format(offered)) records/s offered (\(label)), exactly-once (goal p99 ≤ commit interval + 20 ms = \(format(goal)) ms)",
         String(
-            format: "p50 %.1f ms · p99 %.1f ms (%d records sampled by the gateway); %.1f µs CPU, %.2f allocations per record",
+            format: "p50 %.1f ms · p99 %.1f ms (%d records sampled); %.1f µs CPU, %.2f allocations per record",
             p50, p99, Int(toCommit.total), cpu, allocations),
         #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(String(format: "%.3f", allocations))}"#
     )
