@@ -43,7 +43,7 @@ public final class KafkaConsumer {
             rebalance: { rk, err, list in
                 Self.rebalance(
                     rk: rk, err: err, list: list, hook: membership.isClosing ? nil : onRebalance,
-                    logger: rebalanceLogger)
+                    membership: membership, logger: rebalanceLogger)
                 if err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS { membership.hasBeenAssigned = true }
             },
             statistics: onStatistics
@@ -254,11 +254,24 @@ public final class KafkaConsumer {
 
     // MARK: - Rebalance
 
+    /// Called from the rebalance hook while it handles ``KafkaRebalance/assigned(_:)``: the
+    /// partitions given start at these offsets, not at the group's committed offsets, which
+    /// librdkafka fetches again once the hook returns and which may have moved since the hook
+    /// read them (a commit landing late). A consumer whose state was restored as of an offset
+    /// starts exactly there. Offsets below zero are ignored (the group's, or the reset policy).
+    public func startAssigned(at offsets: [KafkaTopicPartition]) {
+        for partition in offsets {
+            guard let offset = partition.offset, offset >= 0 else { continue }
+            self.membership.startOffsets[partition.withoutOffset] = offset
+        }
+    }
+
     private static func rebalance(
         rk: OpaquePointer,
         err: rd_kafka_resp_err_t,
         list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>,
         hook: ((KafkaRebalance) -> Void)?,
+        membership: GroupMembership,
         logger: Logger
     ) {
         let partitions = RDKafkaTopicPartitionList.partitions(of: list).map(\.withoutOffset)
@@ -266,7 +279,17 @@ public final class KafkaConsumer {
         switch err {
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
             logger.info("partitions assigned", metadata: ["kafka.partitions": "\(partitions)"])
+            membership.startOffsets.removeAll()
             hook?(.assigned(partitions))
+            // Offsets the hook chose (``startAssigned(at:)``) replace "the group's committed
+            // offset", which librdkafka would otherwise fetch again after the hook.
+            for index in 0..<Int(list.pointee.cnt) {
+                let element = list.pointee.elems.advanced(by: index)
+                let key = KafkaTopicPartition(
+                    topic: String(cString: element.pointee.topic), partition: element.pointee.partition)
+                if let offset = membership.startOffsets[key] { element.pointee.offset = offset }
+            }
+            membership.startOffsets.removeAll()
             if cooperative {
                 logIfFailed(rd_kafka_incremental_assign(rk, list), "incremental assign", logger)
             } else {
@@ -301,7 +324,10 @@ public final class KafkaConsumer {
 
 /// What the rebalance callback has seen of the group, for ``KafkaConsumer/close()``. Touched only
 /// by the thread that owns the consumer (the callback runs inside its consume and close calls).
-private final class GroupMembership {
+final class GroupMembership {
+    /// Where the partitions being assigned start, as the rebalance hook chose; by partition
+    /// (offsets left out of the keys).
+    var startOffsets: [KafkaTopicPartition: Int64] = [:]
     /// An assignment (possibly empty) has been taken: librdkafka's assignor state exists.
     var hasBeenAssigned = false
     /// The consumer is closing before its first assignment: the application's hook is not called.

@@ -150,6 +150,39 @@ extension EmbeddedBrokerTests {
             #expect(Set(received) == Set(expected), "no record lost")
         }
 
+        @Test("the rebalance hook can start assigned partitions at offsets of its own, not the group's")
+        func hookChoosesStartOffsets() async throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 1))
+            _ = try KafkaTestSupport.produce(
+                broker, topic: topic, records: (0..<20).map { (key: "k", value: "v\($0)") }, partition: 0)
+            let offsets = try await DedicatedThread.run(name: "consumer") { () -> [Int64] in
+                final class Box { var consumer: KafkaConsumer? }
+                let box = Box()
+                let consumer = try KafkaConsumer(
+                    configuration: KafkaTestSupport.consumerConfiguration(
+                        broker, group: KafkaTestSupport.uniqueTopic("group")),
+                    logger: KafkaTestSupport.logger,
+                    onRebalance: { rebalance in
+                        // The group has no committed offset: without the hook's choice the
+                        // consumer would start at the beginning.
+                        guard case .assigned(let partitions) = rebalance else { return }
+                        let starts = partitions.map {
+                            KafkaTopicPartition(topic: $0.topic, partition: $0.partition, offset: 12)
+                        }
+                        box.consumer?.startAssigned(at: starts)
+                    })
+                box.consumer = consumer
+                try consumer.subscribe([topic])
+                let offsets = KafkaTestSupport.consume(consumer, count: 8, timeout: .seconds(30)).map(\.offset)
+                consumer.close()
+                box.consumer = nil
+                return offsets
+            }
+            #expect(offsets == Array(12..<20))
+        }
+
         @Test("committed offsets are resumed after a restart: nothing lost, nothing repeated")
         func resumeFromCommitted() async throws {
             let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)

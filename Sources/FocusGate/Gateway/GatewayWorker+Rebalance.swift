@@ -22,7 +22,8 @@ extension GatewayWorker {
     }
 
     /// Restores the arriving partitions' state from the changelog before any of their records is
-    /// consumed, and notes their committed offsets as the rewind points.
+    /// consumed, notes their committed offsets as the rewind points, and has the consumer start
+    /// there.
     private func assign(_ assigned: [KafkaTopicPartition]) throws(KafkaError) {
         guard !assigned.isEmpty else { return }
         let started = ContinuousClock.now
@@ -43,6 +44,10 @@ extension GatewayWorker {
             self.progress.assigned.add(1, ordering: .relaxed)
             self.metrics.assignedPartitions.increment()
         }
+        // The consumer starts where the state is as of: the offsets read above, not the group's
+        // offsets as librdkafka would read them again after this hook (a late commit by the
+        // partitions' previous owner could have moved them past records this state lacks).
+        self.consumer.startAssigned(at: committed)
         self.logger.info(
             "partitions restored",
             metadata: [
