@@ -155,7 +155,11 @@ private func rdkafkaErrorCallback(
         error = KafkaError(underlying, context: String(cErrorBuffer: text))
         error.isFatal = true
     }
-    callbacks.logger.warning("librdkafka error", metadata: ["kafka.error": "\(error)"])
+    // A connection that closed (`_TRANSPORT`: a broker closing an idle connection, a broker
+    // restarting) is reconnected by librdkafka and is routine; brokers that stay unreachable are
+    // reported as `_ALL_BROKERS_DOWN`, and the pipeline's readiness says so.
+    let level: Logger.Level = error.code == .transport ? .info : .warning
+    callbacks.logger.log(level: level, "librdkafka error", metadata: ["kafka.error": "\(error)"])
     callbacks.error?(error)
 }
 

@@ -8,7 +8,7 @@ import Testing
 
 /// Log lines of one consumer, with a semaphore that opens at the first line containing `pattern`:
 /// a wait on the consuming thread itself, which cannot `await`.
-private final class LogWatch: Sendable {
+final class LogWatch: Sendable {
     private let pattern: String
     private let lines = Mutex<(all: [String], matched: Bool)>(([], false))
     private let matched = DispatchSemaphore(value: 0)
@@ -42,6 +42,11 @@ private final class LogWatch: Sendable {
 
     func contains(_ text: String) -> Bool {
         self.lines.withLock { $0.all.contains { $0.contains(text) } }
+    }
+
+    /// The lines containing `text`.
+    func lines(containing text: String) -> [String] {
+        self.lines.withLock { $0.all.filter { $0.contains(text) } }
     }
 }
 
