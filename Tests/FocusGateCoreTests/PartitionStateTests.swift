@@ -236,6 +236,75 @@ struct PartitionStateTests {
         #expect(next.sequence == 5 && next.badge == 1, "n1…n3 made 1, 2, 3; reading n3 made 4")
     }
 
+    @Test("an app's counts ride with its newest unread entry's record; written anew when it stops being the newest")
+    func countsRideWithNewestEntry() throws {
+        var state = PartitionState()
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        func commit() -> [UInt8] {
+            let start = log.count
+            state.writeChanges { key, value in log.append((key, value)) }
+            state.commit()
+            // Kinds of the records written (not the Focus status record), sorted.
+            return log[start...].map { $0.key[1] }.filter { $0 != UInt8(ascii: "F") }.sorted()
+        }
+        let sleep = BadgeRecordTests.context(version: 2, focus: "Sleep", predicate: "FALSEPREDICATE")
+        _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
+        #expect(commit() == [UInt8(ascii: "E"), UInt8(ascii: "N")], "a new app's name and its entry; no counts record")
+        // Sleep recounts (badge 0, sequence 2); n2 is the newest and carries that; n1's record goes.
+        _ = state.admit(Self.notification("n2"), context: sleep, nowMilliseconds: Self.now)
+        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)
+        #expect(commit() == [UInt8(ascii: "E"), UInt8(ascii: "E")])
+        // Reading n2 changes no badge (it never counted), but its record no longer carries the counts.
+        _ = state.admit(Self.read(["n2"]), context: sleep, nowMilliseconds: Self.now)
+        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "E")])
+
+        for records in [log, Self.compacted(log)] {
+            var restored = PartitionState()
+            for record in records { try restored.restore(key: record.key, value: record.value) }
+            restored.finishRestore()
+            #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 0, unread: 0, sequence: 2)])
+        }
+    }
+
+    @Test("a context change that recounts several apps writes one counts record for the user; later records win")
+    func userCountsRecord() throws {
+        var state = PartitionState()
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        func commit() -> [UInt8] {
+            let start = log.count
+            state.writeChanges { key, value in log.append((key, value)) }
+            state.commit()
+            return log[start...].map { $0.key[1] }.filter { $0 != UInt8(ascii: "F") }.sorted()
+        }
+        for app in ["chat", "mail", "news"] {
+            _ = state.admit(Self.notification("\(app)-1", app: app), context: nil, nowMilliseconds: Self.now)
+        }
+        _ = commit()
+        let hidden = BadgeRecordTests.context(version: 2, hideBadges: true)
+        #expect(state.recompute(userID: "u", context: hidden, nowMilliseconds: Self.now).count == 3)
+        #expect(commit() == [UInt8(ascii: "U")], "three apps' counts in one record")
+        // One app's newest entry is read (no badge change: nothing counts): that app's own
+        // record, after the user's.
+        _ = state.admit(Self.read(["mail-1"], app: "mail"), context: hidden, nowMilliseconds: Self.now)
+        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "E")])
+
+        for records in [log, Self.compacted(log)] {
+            var restored = PartitionState()
+            for record in records { try restored.restore(key: record.key, value: record.value) }
+            restored.finishRestore()
+            #expect(restored.badges(userID: "u") == state.badges(userID: "u"))
+            #expect(restored.badges(userID: "u").map(\.badge) == [0, 0, 0])
+            #expect(restored.badges(userID: "u").map(\.sequence) == [2, 2, 2])
+        }
+    }
+
+    /// The newest record of each key, in log order: what compaction leaves.
+    static func compacted(_ log: [(key: [UInt8], value: [UInt8]?)]) -> [(key: [UInt8], value: [UInt8]?)] {
+        var newest: [[UInt8]: Int] = [:]
+        for (offset, record) in log.enumerated() { newest[record.key] = offset }
+        return log.enumerated().filter { newest[$0.element.key] == $0.offset }.map(\.element)
+    }
+
     @Test("a record of the first state form is refused as legacy; bad bytes as malformed")
     func refusals() {
         var state = PartitionState()
@@ -249,6 +318,9 @@ struct PartitionStateTests {
             ([0, UInt8(ascii: "E"), 1, 2], [UInt8]()), ([0, UInt8(ascii: "E")] + [UInt8](repeating: 1, count: 9), [1]),
             ([0, UInt8(ascii: "A"), 0, 0x75], [1, 1]), ([0, UInt8(ascii: "Z")], [1]),
             ([0, UInt8(ascii: "A"), 1, 0x75], [1, 1, 1]),
+            // An app's counts on an entry that is not unread.
+            ([0, UInt8(ascii: "E")] + [UInt8](repeating: 1, count: 9), [16, 1, 0, 1, 0, 0, 0, 0]),
+            ([0, UInt8(ascii: "U"), 0x75], [1, 1]), ([0, UInt8(ascii: "U"), 0x75], [0, 1, 1]),
         ] as [([UInt8], [UInt8])] {
             #expect(throws: StateFormatError.self) { try state.restore(key: key, value: value) }
         }

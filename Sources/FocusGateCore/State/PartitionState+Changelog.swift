@@ -27,9 +27,10 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced, 4: summarised, 8: extended), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus) or `0`; not extended: the sender only when the notification named one |
+/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus) or `0`; not extended: the sender only when the notification named one |
 /// | app name | `00 'N'` ordinal user | the app id |
-/// | app counts | `00 'A'` ordinal user | sequence, badge |
+/// | app counts | `00 'A'` ordinal user | sequence, badge; only when the app's newest unread entry is not written with them |
+/// | user's counts | `00 'U'` user | per app that published: ordinal, sequence, badge; instead of `A` records when several apps need one |
 /// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
 /// | rate windows | `00 'R'` user | per window (the user's own, then up to 16 apps'): app id hash (8, LE; `0`: the user's own), slot width (ms), newest slot, a bit per slot with a count, those counts |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
@@ -40,6 +41,7 @@ extension PartitionState {
     static let entryKind = UInt8(ascii: "E")
     static let nameKind = UInt8(ascii: "N")
     static let countsKind = UInt8(ascii: "A")
+    static let userCountsKind = UInt8(ascii: "U")
     static let commitKind = UInt8(ascii: "C")
     static let sendersKind = UInt8(ascii: "S")
     static let rateWindowsKind = UInt8(ascii: "R")
@@ -91,7 +93,9 @@ extension PartitionState {
                 }
                 guard entry.has(StateEntry.dirty) else { continue }  // written already
                 self.entries[Int(index)].flags &= ~StateEntry.dirty
-                self.encode(entry, to: &value)
+                let carriesCounts = self.carriesCounts(entry, at: index)
+                if carriesCounts { self.apps[Int(entry.app)].flags &= ~AppSlot.dirtyCounts }
+                self.encode(entry, carryingCounts: carriesCounts, to: &value)
                 try write(key, value)
             case .senders(let user):
                 let ring = self.users[Int(user)].senderRing
@@ -131,37 +135,103 @@ extension PartitionState {
                 }
                 Self.writeVarint(UInt64(bitPattern: slot.at), to: &value)
                 try write(key, value)
-            case .appName(let user, let ordinal, let at), .appCounts(let user, let ordinal, let at):
-                let isName: Bool
-                if case .appName = change { isName = true } else { isName = false }
-                key.append(0)
-                key.append(isName ? Self.nameKind : Self.countsKind)
-                Self.writeVarint(UInt64(ordinal), to: &key)
-                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
-                let flag = isName ? AppSlot.dirtyName : AppSlot.dirtyCounts
+            case .appName(let user, let ordinal, let at):
+                Self.appendAppKey(
+                    kind: Self.nameKind, ordinal: ordinal, userID: self.userIDByNumber[Int(user)], to: &key)
                 guard let app = self.app(user: user, ordinal: ordinal, at: at) else {
                     try write(key, nil)
                     continue
                 }
-                guard self.apps[Int(app)].has(flag) else { continue }
-                self.apps[Int(app)].flags &= ~flag
-                let slot = self.apps[Int(app)]
-                if isName {
-                    value.append(contentsOf: self.appIDBySlot[Int(app)].utf8)
-                } else if slot.sequence == 0 {
-                    try write(key, nil)
-                    continue
-                } else {
-                    Self.writeVarint(slot.sequence, to: &value)
-                    Self.writeVarint(UInt64(slot.badge), to: &value)
-                }
+                guard self.apps[Int(app)].has(AppSlot.dirtyName) else { continue }
+                self.apps[Int(app)].flags &= ~AppSlot.dirtyName
+                value.append(contentsOf: self.appIDBySlot[Int(app)].utf8)
                 try write(key, value)
+            case .appCounts(let user, let ordinal, let at):
+                switch self.encodeCounts(user: user, ordinal: ordinal, at: at, key: &key, value: &value) {
+                case .nothing: continue
+                case .tombstone: try write(key, nil)
+                case .record: try write(key, value)
+                }
             }
         }
         self.changesWritten = self.changes.count
     }
 
-    private func encode(_ entry: StateEntry, to value: inout [UInt8]) {
+    private enum Encoded { case nothing, tombstone, record }
+
+    /// The record holding an app's changed counts, into `key` and `value`: nothing when they ride
+    /// with its newest entry's record in this commit or were written already; the user's counts
+    /// record when another of the user's apps needs one too (a context change recounts them all);
+    /// else the app's own. A tombstone when the app is gone or never published.
+    private mutating func encodeCounts(
+        user: UInt32, ordinal: UInt32, at: UInt32, key: inout [UInt8], value: inout [UInt8]
+    ) -> Encoded {
+        let userID = self.userIDByNumber[Int(user)]
+        guard let app = self.app(user: user, ordinal: ordinal, at: at) else {
+            Self.appendAppKey(kind: Self.countsKind, ordinal: ordinal, userID: userID, to: &key)
+            return .tombstone
+        }
+        guard self.apps[Int(app)].has(AppSlot.dirtyCounts) else { return .nothing }
+        guard self.apps[Int(app)].sequence > 0 else {
+            self.apps[Int(app)].flags &= ~AppSlot.dirtyCounts
+            Self.appendAppKey(kind: Self.countsKind, ordinal: ordinal, userID: userID, to: &key)
+            return .tombstone
+        }
+        guard self.needsCountsRecord(app) else { return .nothing }
+        var other = self.users[Int(user)].firstApp
+        while other != StateIndex.none && (other == app || !self.needsCountsRecord(other)) {
+            other = self.apps[Int(other)].nextApp
+        }
+        if other != StateIndex.none {
+            key.append(0)
+            key.append(Self.userCountsKind)
+            key.append(contentsOf: userID.utf8)
+            var each = self.users[Int(user)].firstApp
+            while each != StateIndex.none {
+                let slot = self.apps[Int(each)]
+                if slot.sequence > 0 {
+                    Self.writeVarint(UInt64(slot.ordinal), to: &value)
+                    Self.writeVarint(slot.sequence, to: &value)
+                    Self.writeVarint(UInt64(slot.badge), to: &value)
+                    self.apps[Int(each)].flags &= ~AppSlot.dirtyCounts
+                }
+                each = slot.nextApp
+            }
+            return .record
+        }
+        self.apps[Int(app)].flags &= ~AppSlot.dirtyCounts
+        Self.appendAppKey(kind: Self.countsKind, ordinal: ordinal, userID: userID, to: &key)
+        Self.writeVarint(self.apps[Int(app)].sequence, to: &value)
+        Self.writeVarint(UInt64(self.apps[Int(app)].badge), to: &value)
+        return .record
+    }
+
+    /// The app published, its counts changed, and no entry record of this commit carries them
+    /// (its newest unread entry is not written in it, or not again).
+    private func needsCountsRecord(_ app: UInt32) -> Bool {
+        let slot = self.apps[Int(app)]
+        guard slot.has(AppSlot.dirtyCounts), slot.sequence > 0 else { return false }
+        return slot.unreadTail == StateIndex.none || !self.entries[Int(slot.unreadTail)].has(StateEntry.dirty)
+    }
+
+    private static func appendAppKey(kind: UInt8, ordinal: UInt32, userID: String, to key: inout [UInt8]) {
+        key.append(0)
+        key.append(kind)
+        Self.writeVarint(UInt64(ordinal), to: &key)
+        key.append(contentsOf: userID.utf8)
+    }
+
+    /// Whether the entry's record carries its app's counts: it is the app's newest unread entry
+    /// and the app has published a badge. Its record is then the newest one holding the counts,
+    /// so compaction cannot drop them: the entry is written again (with them) whenever it changes
+    /// while it is the newest, and the counts are marked changed when it stops being the newest.
+    private func carriesCounts(_ entry: StateEntry, at index: UInt32) -> Bool {
+        guard entry.app != StateIndex.none else { return false }
+        let app = self.apps[Int(entry.app)]
+        return app.unreadTail == index && app.sequence > 0
+    }
+
+    private func encode(_ entry: StateEntry, carryingCounts: Bool, to value: inout [UInt8]) {
         let attributes = self.attributes[entry.attributes]
         let item = entry.has(StateEntry.silenced) ? self.summaryItem(of: entry) : nil
         // Only an entry with a thread or a summary item takes the extended form: others are
@@ -172,7 +242,13 @@ extension PartitionState {
         if entry.has(StateEntry.silenced) { flags |= 2 }
         if entry.has(StateEntry.summarized) { flags |= 4 }
         if extended { flags |= 8 }
+        if carryingCounts { flags |= 16 }
         value.append(flags)
+        if carryingCounts {
+            let app = self.apps[Int(entry.app)]
+            Self.writeVarint(app.sequence, to: &value)
+            Self.writeVarint(UInt64(app.badge), to: &value)
+        }
         Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
         Self.writeVarint(UInt64(entry.arrival), to: &value)
         Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)

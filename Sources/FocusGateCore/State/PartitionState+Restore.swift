@@ -38,6 +38,9 @@ extension PartitionState {
             }
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[reader.index...]))
             try self.restoreApp(user: user, ordinal: UInt32(ordinal), isName: key[1] == Self.nameKind, value: value)
+        case Self.userCountsKind:
+            try self.restoreUserCounts(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.sendersKind:
             try self.restoreSenders(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.rateWindowsKind:
@@ -89,6 +92,8 @@ extension PartitionState {
         }
         var reader = Reader(bytes: value)
         let flags = try reader.byte()
+        // Flag 16: the app's counts (sequence, badge) ride with its newest unread entry.
+        let counts = flags & 16 != 0 ? (sequence: try reader.varint(), badge: try reader.varint()) : nil
         let ordinal = try reader.varint()
         let arrival = try reader.varint()
         let decidedAt = Int64(bitPattern: try reader.varint())
@@ -114,6 +119,13 @@ extension PartitionState {
         let attributeNumber = self.attributes.intern(attributes)
         guard reader.isAtEnd, ordinal < UInt64(UInt32.max), arrival <= UInt64(UInt32.max) else {
             throw StateFormatError(code: .malformed, message: "entry value")
+        }
+        if let counts {
+            guard flags & 1 != 0, ordinal > 0, counts.badge <= UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "app counts of an entry")
+            }
+            self.setRestoredCounts(
+                user: user, ordinal: UInt32(ordinal), sequence: counts.sequence, badge: UInt32(counts.badge))
         }
         if let item { self.summaryItems[EntryKey(user: user, idHash: idHash)] = item }
         // Until finishRestore links them, `app` holds the app's ordinal (0: none).
@@ -171,6 +183,27 @@ extension PartitionState {
             self.apps[Int(app)].sequence = sequence
             self.apps[Int(app)].badge = UInt32(badge)
         }
+    }
+
+    /// A user's counts record: (ordinal, sequence, badge) per app that published.
+    private mutating func restoreUserCounts(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
+        guard let value else { return }
+        var reader = Reader(bytes: value)
+        while !reader.isAtEnd {
+            let ordinal = try reader.varint()
+            let sequence = try reader.varint()
+            let badge = try reader.varint()
+            guard ordinal > 0, ordinal < UInt64(UInt32.max), badge <= UInt64(UInt32.max) else {
+                throw StateFormatError(code: .malformed, message: "user counts value")
+            }
+            self.setRestoredCounts(user: user, ordinal: UInt32(ordinal), sequence: sequence, badge: UInt32(badge))
+        }
+    }
+
+    private mutating func setRestoredCounts(user: UInt32, ordinal: UInt32, sequence: UInt64, badge: UInt32) {
+        let app = self.findApp(user: user, ordinal: ordinal) ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
+        self.apps[Int(app)].sequence = sequence
+        self.apps[Int(app)].badge = badge
     }
 
     /// Links what ``restore(key:value:)`` read: each user's entries in arrival order, the newest

@@ -165,12 +165,15 @@ extension PartitionState {
         if removed.unreadNext != StateIndex.none {
             self.modifyEntry(removed.unreadNext) { $0.unreadPrev = removed.unreadPrev }
         }
+        let wasNewest = self.apps[Int(app)].unreadTail == entry
         self.modifyApp(app) { slot in
             if slot.unreadHead == entry { slot.unreadHead = removed.unreadNext }
             if slot.unreadTail == entry { slot.unreadTail = removed.unreadPrev }
             slot.unread -= 1
             if removed.has(StateEntry.counted) { slot.counted -= 1 }
         }
+        // Its record carried the app's counts (see `writeChanges`): they are written anew.
+        if wasNewest && self.apps[Int(app)].sequence > 0 { self.markCounts(app) }
         if removed.has(StateEntry.inWindow) {
             self.modifyEntry(entry) { entry in
                 entry.flags &= ~(StateEntry.unread | StateEntry.counted)
