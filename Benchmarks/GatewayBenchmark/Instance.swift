@@ -43,13 +43,15 @@ final class Instance {
         var cpuSeconds: Double
         var allocations: Double
         var changelogBytes: Double
+        /// Records produced: outputs, DLQ, badge updates, state records.
+        var produced: Double
     }
 
     func reading() async -> Reading {
         Reading(
             consumed: await self.metric("focusgate_events_consumed_total"), cpuSeconds: self.cpuSeconds,
             allocations: await self.metric("focusgate_worker_allocations_total"),
-            changelogBytes: await self.metric("focusgate_state_bytes_total"))
+            changelogBytes: await self.metric("focusgate_state_bytes_total"), produced: await self.produced)
     }
 
     /// Records consumed so far, and when that was read.
@@ -58,8 +60,8 @@ final class Instance {
         return (consumed, ContinuousClock.now)
     }
 
-    /// Records the instance produced per record consumed: outputs, DLQ, badge updates, state records.
-    var producedPerConsumed: Double {
+    /// Records the instance produced: outputs, DLQ, badge updates, state records.
+    var produced: Double {
         get async {
             var produced = 0.0
             for name in [
@@ -68,8 +70,13 @@ final class Instance {
             ] {
                 produced += await self.metric(name)
             }
-            return produced / max(1, await self.metric("focusgate_events_consumed_total"))
+            return produced
         }
+    }
+
+    /// Records the instance produced per record consumed.
+    var producedPerConsumed: Double {
+        get async { await self.produced / max(1, await self.metric("focusgate_events_consumed_total")) }
     }
 
     func stop() async {

@@ -138,14 +138,43 @@ func offerAndRead(
     return try await reader.value
 }
 
+/// What a `serve` spent per record consumed between two readings.
+struct CostPerRecord {
+    var cpuMicroseconds: Double
+    var allocations: Double
+    var produced: Double
+    var changelogBytes: Double
+
+    init(from before: Instance.Reading, to after: Instance.Reading) {
+        let consumed = max(1, after.consumed - before.consumed)
+        self.cpuMicroseconds = (after.cpuSeconds - before.cpuSeconds) * 1e6 / consumed
+        self.allocations = (after.allocations - before.allocations) / consumed
+        self.produced = (after.produced - before.produced) / consumed
+        self.changelogBytes = (after.changelogBytes - before.changelogBytes) / consumed
+    }
+
+    var text: String {
+        String(
+            format: "%.1f µs CPU, %.2f allocations, %.2f records produced, %.1f changelog B per record",
+            self.cpuMicroseconds, self.allocations, self.produced, self.changelogBytes)
+    }
+
+    /// The JSON fields, without braces.
+    var json: String {
+        String(
+            format: #""cpu_us":%.2f,"allocations":%.3f,"produced_per_consumed":%.3f,"changelog_bytes":%.1f"#,
+            self.cpuMicroseconds, self.allocations, self.produced, self.changelogBytes)
+    }
+}
+
 /// Offers records at `offered` per second for `seconds` to a fresh `serve` in `mode` (every
 /// user's context cached first); returns the latencies (ms) from the record's production to the
-/// output being read, sorted; the `serve` process's CPU µs and its workers' heap allocations
-/// per record consumed meanwhile (at a fixed rate these compare variants more steadily than a
-/// saturated run does); and the gateway's own record-to-commit latencies of the records offered
-/// (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after).
+/// output being read, sorted; what the `serve` process spent per record consumed meanwhile (at a
+/// fixed rate this compares variants more steadily than a saturated run does: the same records
+/// take the same commits); and the gateway's own record-to-commit latencies of the records
+/// offered (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after).
 func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.DeliveryMode = .atLeastOnce) async throws
-    -> (latencies: [Double], cpuMicroseconds: Double, allocations: Double, toCommit: HistogramCounts)
+    -> (latencies: [Double], cost: CostPerRecord, toCommit: HistogramCounts)
 {
     let run = nextRun()
     let topic = "bench-latency-\(run)"
@@ -178,17 +207,13 @@ func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.Deli
     let committed = await instance.serve.metric(commits)
     _ = try await instance.serve.waitForMetric(commits, atLeast: committed + 1, timeout: commitInterval * 4)
     let commitsAfter = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
-    let consumed = max(1, after.consumed - before.consumed)
     if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
         try raw.map { "\($0.sentAt) \($0.ms)" }.joined(separator: "\n").write(
             toFile: dump, atomically: true, encoding: .utf8)
     }
     let latencies = raw.map(\.ms).sorted()
     await instance.stop()
-    return (
-        latencies, (after.cpuSeconds - before.cpuSeconds) * 1e6 / consumed,
-        (after.allocations - before.allocations) / consumed, commitsAfter.subtracting(commitsBefore)
-    )
+    return (latencies, CostPerRecord(from: before, to: after), commitsAfter.subtracting(commitsBefore))
 }
 
 /// A Prometheus histogram's cumulative bucket counts, by upper bound in seconds.
@@ -242,17 +267,15 @@ struct HistogramCounts {
 func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (latencies, cpu, allocations, _) = try await latencies(offered: offered, seconds: seconds)
+    let (latencies, cost, _) = try await latencies(offered: offered, seconds: seconds)
     let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
-    log(
-        "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms; per record \(cpu) µs CPU, \(allocations) allocations"
-    )
+    log("latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms; \(cost.text)")
     return (
         "latency at \(format(offered)) records/s offered\(label.map { " (\($0))" } ?? ""), at-least-once (goal p99 < 20 ms)",
         String(
-            format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records); %.1f µs CPU, %.2f allocations per record",
-            p50, p99, p999, latencies.count, cpu, allocations),
-        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(String(format: "%.3f", allocations))}"#
+            format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records); ", p50, p99, p999, latencies.count)
+            + cost.text,
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),\#(cost.json)}"#
     )
 }
 
@@ -268,17 +291,15 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 func commitLatencyRow(offered: Double, seconds: Double, label: String) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (_, cpu, allocations, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
+    let (_, cost, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
     let (p50, p99) = (toCommit.quantileMilliseconds(0.5), toCommit.quantileMilliseconds(0.99))
     let goal = commitInterval / .milliseconds(1) + 20
     log(
-        "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); per record \(cpu) µs CPU, \(allocations) allocations"
+        "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); \(cost.text)"
     )
     return (
         "latency to commit at \(format(offered)) records/s offered (\(label)), exactly-once (goal p99 ≤ commit interval + 20 ms = \(format(goal)) ms)",
-        String(
-            format: "p50 %.1f ms · p99 %.1f ms (%d records sampled); %.1f µs CPU, %.2f allocations per record",
-            p50, p99, Int(toCommit.total), cpu, allocations),
-        #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(String(format: "%.3f", allocations))}"#
+        String(format: "p50 %.1f ms · p99 %.1f ms (%d records sampled); ", p50, p99, Int(toCommit.total)) + cost.text,
+        #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),\#(cost.json)}"#
     )
 }

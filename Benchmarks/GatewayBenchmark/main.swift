@@ -256,13 +256,12 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode) async throws -> Gate
             "cache hits \(await instance.metric("focusgate_context_cache_hits_total")) misses \(await instance.metric("focusgate_context_cache_misses_total")) load seconds \(await instance.metric("focusgate_context_load_seconds_sum"))"
         )
     }
-    let records = max(1, after.consumed - before.consumed)
+    let cost = CostPerRecord(from: before, to: after)
     let run = GatewayRun(
         rate: Double(consumed - first) / elapsed, producedPerConsumed: await instance.producedPerConsumed,
-        cpuMicrosPerRecord: (after.cpuSeconds - before.cpuSeconds) / records * 1e6,
-        allocationsPerRecord: await instance.metric("focusgate_worker_allocations_total") > 0
-            ? (after.allocations - before.allocations) / records : nil,
-        changelogBytesPerRecord: (after.changelogBytes - before.changelogBytes) / records)
+        cpuMicrosPerRecord: cost.cpuMicroseconds,
+        allocationsPerRecord: await instance.metric("focusgate_worker_allocations_total") > 0 ? cost.allocations : nil,
+        changelogBytesPerRecord: cost.changelogBytes)
     await instance.stop()
     return run
 }
