@@ -14,7 +14,9 @@ public struct GatewayConfiguration: Sendable {
     public var topics = TopicNames()
     /// `delivery.mode`. Default: `.exactlyOnce`.
     public var deliveryMode: DeliveryMode = .exactlyOnce
-    /// `commit.intervalMs`: how often outputs, state and offsets are committed. Default: 250 ms.
+    /// `commit.intervalMs`: how often outputs, state and offsets are committed (see
+    /// ``CommitSchedule``: the first record after a commit is committed about one interval after
+    /// it was produced). Default: 250 ms.
     public var commitInterval: Duration = .milliseconds(250)
     /// `workers`: consume-decide-produce threads, each a group member. Default: `1`.
     public var workers = 1

@@ -86,6 +86,9 @@ extension GatewayWorker {
         counts.add(to: self.metrics)
         self.progress.consumed.add(batch.count, ordering: .relaxed)
         self.sampleLatency(batch, nowMilliseconds: now)
+        // The first records since the commit bring it forward by their age (see CommitSchedule).
+        let age = batch[0].timestamp.map { now - $0 } ?? 0
+        self.commitSchedule.recordsTaken(at: .now, age: .milliseconds(age))
     }
 
     /// Whether `record` is to be processed: its partition is owned here, it is not a record

@@ -87,6 +87,8 @@ final class GatewayWorker {
     var reportedTimersPending = -1
     /// Where the loop's time went: waiting for records, processing batches, committing.
     var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
+    /// When the loop commits next.
+    var commitSchedule: CommitSchedule
 
     // Handles and buffers reused by every batch.
     var delivered: KafkaTopic!
@@ -136,6 +138,7 @@ final class GatewayWorker {
         self.shouldStop = shouldStop
         self.onReady = onReady
         self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
+        self.commitSchedule = CommitSchedule(interval: configuration.commitInterval, now: .now)
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
         let window = configuration.repeatedSenderWindow.components
         self.repeatedWindowMilliseconds = window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000
@@ -155,9 +158,9 @@ final class GatewayWorker {
             self.consumer.close()
             self.restorer = nil
         }
-        var nextCommit = ContinuousClock.now + self.configuration.commitInterval
+        self.commitSchedule = CommitSchedule(interval: self.configuration.commitInterval, now: .now)
         while !self.shouldStop() {
-            let wait = self.recordWait(until: nextCommit)
+            let wait = self.recordWait(until: self.commitSchedule.due)
             let allocations = AllocationCounter.threadAllocations()
             defer {
                 self.metrics.workerAllocations?.increment(
@@ -178,11 +181,12 @@ final class GatewayWorker {
                 try self.applyExpirations()
                 self.producer.poll()
                 if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0) } }
-                if ContinuousClock.now >= nextCommit {
+                if ContinuousClock.now >= self.commitSchedule.due {
                     let started = ContinuousClock.now
                     try self.commit()
-                    self.timing.committing += ContinuousClock.now - started
-                    nextCommit = ContinuousClock.now + self.configuration.commitInterval
+                    let ended = ContinuousClock.now
+                    self.timing.committing += ended - started
+                    self.commitSchedule.committed(started: started, ended: ended)
                     self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
                 }
             } catch  where !error.isFatal || self.canReplaceProducer {

@@ -1,0 +1,52 @@
+@testable import FocusGate
+import Testing
+
+/// When a worker commits (``CommitSchedule``): every interval, and early enough that the first
+/// record after a commit is committed about one interval after it was produced.
+@Suite("Commit schedule")
+struct CommitScheduleTests {
+    static let start = ContinuousClock.now
+    static func at(_ milliseconds: Int) -> ContinuousClock.Instant { Self.start + .milliseconds(milliseconds) }
+
+    @Test("with no records, a commit is due one interval after the last one ended")
+    func idle() {
+        var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
+        #expect(schedule.due == Self.at(250))
+        schedule.committed(started: Self.at(250), ended: Self.at(260))
+        #expect(schedule.due == Self.at(510))
+    }
+
+    @Test("the first record after a commit brings it forward by the record's age and the commits' duration")
+    func earlyForFirstRecord() {
+        var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
+        for cycle in 0..<16 {  // commits of 12 ms each: the average approaches 12 ms
+            let start = 250 * cycle
+            schedule.committed(started: Self.at(start), ended: Self.at(start + 12))
+        }
+        let ended = 250 * 15 + 12
+        #expect(schedule.commitDuration > .milliseconds(11) && schedule.commitDuration <= .milliseconds(12))
+        // A record produced 3 ms before it was taken, 5 ms after the commit: due so that the
+        // next commit, taking about as long, ends 250 ms after the record was produced (not 250 ms
+        // after the last commit, which would be later).
+        schedule.recordsTaken(at: Self.at(ended + 5), age: .milliseconds(3))
+        let expected = Self.at(ended + 5 + 250 - 3) - schedule.commitDuration
+        #expect(expected < Self.at(ended + 250))
+        #expect(schedule.due == expected)
+        // Later records do not move it.
+        schedule.recordsTaken(at: Self.at(ended + 100), age: .zero)
+        #expect(schedule.due == expected)
+    }
+
+    @Test("old records and long commits bring it forward by a tenth of the interval at most")
+    func bounded() {
+        var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
+        schedule.committed(started: Self.at(0), ended: Self.at(400))  // a slow commit
+        schedule.recordsTaken(at: Self.at(400), age: .seconds(3600))  // a backlog
+        #expect(schedule.due == Self.at(400 + 250 - 25))
+        // A record from a clock ahead of this one (negative age) counts as new.
+        schedule.committed(started: Self.at(700), ended: Self.at(701))
+        let duration = schedule.commitDuration
+        schedule.recordsTaken(at: Self.at(701), age: .milliseconds(-5000))
+        #expect(schedule.due == Self.at(701 + 250) - min(duration, .milliseconds(25)))
+    }
+}
