@@ -298,6 +298,26 @@ struct PartitionStateTests {
         }
     }
 
+    @Test("unread dropped by a restore under a smaller cap still have their later changes written")
+    func restoreUnderSmallerCap() throws {
+        var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 3)
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        for id in ["n1", "n2", "n3"] {
+            _ = state.admit(Self.notification(id), context: nil, nowMilliseconds: Self.now)
+        }
+        state.writeChanges { key, value in log.append((key, value)) }
+        var restored = PartitionState(maxUnreadPerApp: 2, dedupeWindow: 3)
+        for record in log { try restored.restore(key: record.key, value: record.value) }
+        restored.finishRestore()  // n1 is no longer unread, still in the window
+        #expect(restored.badges(userID: "u").map(\.unread) == [2])
+        // n4 pushes n1 out of the window: it goes, and its key must become a tombstone.
+        _ = restored.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        var tombstones: [[UInt8]] = []
+        restored.writeChanges { key, value in if value == nil { tombstones.append(key) } }
+        let n1 = log.first { $0.key[1] == UInt8(ascii: "E") }!.key  // n1's entry came first
+        #expect(tombstones.contains(n1))
+    }
+
     /// The newest record of each key, in log order: what compaction leaves.
     static func compacted(_ log: [(key: [UInt8], value: [UInt8]?)]) -> [(key: [UInt8], value: [UInt8]?)] {
         var newest: [[UInt8]: Int] = [:]

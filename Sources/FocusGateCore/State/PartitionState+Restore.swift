@@ -212,6 +212,7 @@ extension PartitionState {
     /// badges are recounted with the context at each app's next event.
     public mutating func finishRestore() {
         self.restoreLastUser = StateIndex.none
+        self.changes.removeAll()  // the apps' marks, reset below
         // Apps: only named ones stay, relinked per user.
         for user in self.users.indices { self.users[user].firstApp = StateIndex.none }
         self.freeApp = StateIndex.none
@@ -246,7 +247,9 @@ extension PartitionState {
             self.linkRestored(user: UInt32(user), order[range])
         }
         self.undo.removeAll()
-        self.changes.removeAll()
+        // Unread dropped to a smaller `maxUnreadPerApp` are not written (each restore drops them
+        // again), but their marks must go, or their later changes would never be listed.
+        self.clearMarks(of: 0)
         self.rebuildTransitionQueue()
         self.transitionsChanged = false
         self.committed = self.commitPoint

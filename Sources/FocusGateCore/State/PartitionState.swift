@@ -303,7 +303,21 @@ public struct PartitionState {
     public mutating func commit() {
         self.undo.removeAll(keepingCapacity: true)
         // Written changes had their marks cleared already; clear those the caller did not write.
-        for change in self.changes[self.changesWritten...] {
+        self.clearMarks(of: self.changesWritten)
+        self.changesWritten = 0
+        self.clearPendingBadgeUpdates()
+        self.transitionsChanged = false
+        if self.attributes.needsCollection { self.collectAttributes() }
+        if self.summaryItems.count >= 1024 && self.summaryItems.count >= 2 * self.summaryItemsAfterSweep {
+            self.sweepSummaryItems()
+        }
+        self.committed = self.commitPoint
+    }
+
+    /// Clears the marks of the changes listed from `start` on, and empties the list: what they
+    /// changed is taken as written.
+    mutating func clearMarks(of start: Int) {
+        for change in self.changes[start...] {
             switch change {
             case .entry(_, _, let entry):
                 self.entries[Int(entry)].flags &= ~StateEntry.dirty
@@ -322,14 +336,6 @@ public struct PartitionState {
             }
         }
         self.changes.removeAll(keepingCapacity: true)
-        self.changesWritten = 0
-        self.clearPendingBadgeUpdates()
-        self.transitionsChanged = false
-        if self.attributes.needsCollection { self.collectAttributes() }
-        if self.summaryItems.count >= 1024 && self.summaryItems.count >= 2 * self.summaryItemsAfterSweep {
-            self.sweepSummaryItems()
-        }
-        self.committed = self.commitPoint
     }
 
     /// What the state is now, as a rollback would return to it.
