@@ -286,7 +286,9 @@ for round in 1...rounds {
         )
     }
 }
-for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exactlyOnce, 0.9)] {
+// The goal, in both modes: the gateway at 0.6 of the raw pass-through producing as many records.
+let ratioGoal = 0.6
+for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
     let rawRate = median(raw[mode]!)
     let gatewayRate = median(gateway[mode]!)
     let ratio = gatewayRate / rawRate
@@ -330,13 +332,14 @@ for (mode, goal) in [(GatewayConfiguration.DeliveryMode.atLeastOnce, 0.8), (.exa
         ))
     rows.append(
         (
-            "gateway / raw producing as much, \(mode)", String(format: "%.3f", gatewayRate / amplifiedRate),
-            #"{"benchmark":"gateway-ratio-to-amplified","mode":"\#(mode)","ratio":\#(String(format: "%.4f", gatewayRate / amplifiedRate))}"#
+            "gateway / raw producing as much, \(mode) (goal ≥ \(ratioGoal))",
+            String(format: "%.3f", gatewayRate / amplifiedRate),
+            #"{"benchmark":"gateway-ratio-to-amplified","mode":"\#(mode)","ratio":\#(String(format: "%.4f", gatewayRate / amplifiedRate)),"goal":\#(ratioGoal)}"#
         ))
     rows.append(
         (
-            "gateway / raw, \(mode) (goal ≥ \(goal))", String(format: "%.3f", ratio),
-            #"{"benchmark":"gateway-ratio","mode":"\#(mode)","ratio":\#(String(format: "%.4f", ratio)),"goal":\#(goal)}"#
+            "gateway / raw, \(mode)", String(format: "%.3f", ratio),
+            #"{"benchmark":"gateway-ratio","mode":"\#(mode)","ratio":\#(String(format: "%.4f", ratio))}"#
         ))
 }
 
