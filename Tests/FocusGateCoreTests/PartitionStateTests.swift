@@ -240,13 +240,7 @@ struct PartitionStateTests {
     func countsRideWithNewestEntry() throws {
         var state = PartitionState()
         var log: [(key: [UInt8], value: [UInt8]?)] = []
-        func commit() -> [UInt8] {
-            let start = log.count
-            state.writeChanges { key, value in log.append((key, value)) }
-            state.commit()
-            // Kinds of the records written (not the Focus status record), sorted.
-            return log[start...].map { $0.key[1] }.filter { $0 != UInt8(ascii: "F") }.sorted()
-        }
+        func commit() -> [UInt8] { Self.commitKinds(&state, to: &log) }
         let sleep = BadgeRecordTests.context(version: 2, focus: "Sleep", predicate: "FALSEPREDICATE")
         _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "E"), UInt8(ascii: "N")], "a new app's name and its entry; no counts record")
@@ -270,12 +264,7 @@ struct PartitionStateTests {
     func userCountsRecord() throws {
         var state = PartitionState()
         var log: [(key: [UInt8], value: [UInt8]?)] = []
-        func commit() -> [UInt8] {
-            let start = log.count
-            state.writeChanges { key, value in log.append((key, value)) }
-            state.commit()
-            return log[start...].map { $0.key[1] }.filter { $0 != UInt8(ascii: "F") }.sorted()
-        }
+        func commit() -> [UInt8] { Self.commitKinds(&state, to: &log) }
         for app in ["chat", "mail", "news"] {
             _ = state.admit(Self.notification("\(app)-1", app: app), context: nil, nowMilliseconds: Self.now)
         }
@@ -316,6 +305,17 @@ struct PartitionStateTests {
         restored.writeChanges { key, value in if value == nil { tombstones.append(key) } }
         let n1 = log.first { $0.key[1] == UInt8(ascii: "E") }!.key  // n1's entry came first
         #expect(tombstones.contains(n1))
+    }
+
+    /// Writes the state's changes to `log` and commits; the kinds of the records written, sorted
+    /// (the Focus status record left out).
+    static func commitKinds(_ state: inout PartitionState, to log: inout [(key: [UInt8], value: [UInt8]?)])
+        -> [UInt8]
+    {
+        let start = log.count
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+        return log[start...].map { $0.key[1] }.filter { $0 != UInt8(ascii: "F") }.sorted()
     }
 
     /// The newest record of each key, in log order: what compaction leaves.
