@@ -20,8 +20,10 @@ public struct KafkaProducerConfiguration: Sendable {
     /// How long the coordinator waits before aborting an open transaction of a dead producer
     /// (`transaction.timeout.ms`). Default: `30` seconds.
     public var transactionTimeout: Duration = .seconds(30)
-    /// How long to wait to fill a batch (`linger.ms`). Default: `5` milliseconds.
-    public var linger: Duration = .milliseconds(5)
+    /// How long to wait to fill a batch (`linger.ms`). Default: `1` millisecond (librdkafka's is 5):
+    /// a loaded producer fills its batches before then anyway, and at a light load each record
+    /// would wait the whole linger, on each hop of a pipeline.
+    public var linger: Duration = .milliseconds(1)
     /// Records the local queue holds before `produce` reports a full queue
     /// (`queue.buffering.max.messages`). Default: `1_000_000`.
     public var maxQueuedMessages: Int = 1_000_000

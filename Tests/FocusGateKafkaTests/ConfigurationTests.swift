@@ -79,6 +79,14 @@ struct ConfigurationTests {
         #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.gapless.guarantee"] == nil)
     }
 
+    @Test("a producer lingers 1 ms unless linger.ms is passed through")
+    func linger() {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["linger.ms"] == "1")
+        configuration.properties["linger.ms"] = "5"
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["linger.ms"] == "5")
+    }
+
     @Test("pass-through properties go to the clients they are for, as librdkafka lists them; unknown ones to both")
     func propertyScopes() throws {
         let shared = [
