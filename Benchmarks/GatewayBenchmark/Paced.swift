@@ -19,17 +19,30 @@ func wallMicros() -> Int64 {
     return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
 }
 
+/// One stamped record's output as read back.
+struct StampedOutput {
+    /// When the input record was produced (wall µs).
+    var sentAt: Int64
+    /// When the gateway produced the output (its record timestamp, wall ms): the latency splits
+    /// into the way in (the input's produce and fetch, the gateway's loop) and the way out (the
+    /// output's produce and the reader's fetch).
+    var outputAt: Int64
+    /// How long from the input's production until the output was read (ms).
+    var ms: Double
+
+    /// Milliseconds from the input's production to the gateway producing the output.
+    var inMilliseconds: Double { Double(self.outputAt * 1_000 - self.sentAt) / 1_000 }
+}
+
 /// Reads `outputs` (the delivered and silenced topics) from their current ends for up to
 /// `seconds` (and until 90% of `expected` stamped records arrived once that time is nearly up);
-/// returns, per stamped record, when it was produced (wall µs) and how long until it was read (ms).
+/// returns every stamped record's output.
 ///
 /// Call before producing; `ready` is set once the reader is positioned.
-func readStampedOutputs(outputs: [String], expected: Int, seconds: Double, ready: Flag) throws -> [(
-    sentAt: Int64, ms: Double
-)] {
+func readStampedOutputs(outputs: [String], expected: Int, seconds: Double, ready: Flag) throws -> [StampedOutput] {
     let consumer = try tailReader(of: outputs)
     ready.set()
-    var latencies: [(sentAt: Int64, ms: Double)] = []
+    var latencies: [StampedOutput] = []
     latencies.reserveCapacity(expected)
     let deadline = ContinuousClock.now + .seconds(seconds + 20)
     while ContinuousClock.now < deadline {
@@ -37,7 +50,8 @@ func readStampedOutputs(outputs: [String], expected: Int, seconds: Double, ready
             let now = wallMicros()
             for record in batch {
                 guard let value = record.value, let micros = sentAtMicros(in: value) else { continue }
-                latencies.append((micros, Double(now - micros) / 1000))
+                latencies.append(
+                    StampedOutput(sentAt: micros, outputAt: record.timestamp ?? 0, ms: Double(now - micros) / 1000))
             }
         }
         if latencies.count >= Int(Double(expected) * 0.9), ContinuousClock.now > deadline - .seconds(19) { break }
@@ -123,7 +137,7 @@ func producePaced(topic: String, offered: Double, total: Int, first: Int = 1_000
 func offerAndRead(
     topic: String, offered: Double, seconds: Double,
     outputs: [String] = [TopicNames().delivered, TopicNames().silenced]
-) async throws -> [(sentAt: Int64, ms: Double)] {
+) async throws -> [StampedOutput] {
     let total = Int(offered * seconds)
     let ready = Flag()
     let reader = Task {
@@ -169,12 +183,13 @@ struct CostPerRecord {
 
 /// Offers records at `offered` per second for `seconds` to a fresh `serve` in `mode` (every
 /// user's context cached first); returns the latencies (ms) from the record's production to the
-/// output being read, sorted; what the `serve` process spent per record consumed meanwhile (at a
+/// output being read, sorted, and the part of them until the gateway produced the output (the way
+/// in), sorted; what the `serve` process spent per record consumed meanwhile (at a
 /// fixed rate this compares variants more steadily than a saturated run does: the same records
 /// take the same commits); and the gateway's own record-to-commit latencies of the records
 /// offered (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after).
 func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.DeliveryMode = .atLeastOnce) async throws
-    -> (latencies: [Double], cost: CostPerRecord, toCommit: HistogramCounts)
+    -> (latencies: [Double], inward: [Double], cost: CostPerRecord, toCommit: HistogramCounts)
 {
     let run = nextRun()
     let topic = "bench-latency-\(run)"
@@ -208,12 +223,14 @@ func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.Deli
     _ = try await instance.serve.waitForMetric(commits, atLeast: committed + 1, timeout: commitInterval * 4)
     let commitsAfter = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
     if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
-        try raw.map { "\($0.sentAt) \($0.ms)" }.joined(separator: "\n").write(
+        try raw.map { "\($0.sentAt) \($0.outputAt) \($0.ms)" }.joined(separator: "\n").write(
             toFile: dump, atomically: true, encoding: .utf8)
     }
-    let latencies = raw.map(\.ms).sorted()
     await instance.stop()
-    return (latencies, CostPerRecord(from: before, to: after), commitsAfter.subtracting(commitsBefore))
+    return (
+        raw.map(\.ms).sorted(), raw.map(\.inMilliseconds).sorted(), CostPerRecord(from: before, to: after),
+        commitsAfter.subtracting(commitsBefore)
+    )
 }
 
 /// A Prometheus histogram's cumulative bucket counts, by upper bound in seconds.
@@ -267,15 +284,20 @@ struct HistogramCounts {
 func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (latencies, cost, _) = try await latencies(offered: offered, seconds: seconds)
+    let (latencies, inward, cost, _) = try await latencies(offered: offered, seconds: seconds)
     let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
-    log("latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms; \(cost.text)")
+    let (inP50, inP99) = (percentile(inward, 0.5), percentile(inward, 0.99))
+    log(
+        "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms (until the gateway's output p50 \(inP50) p99 \(inP99) ms); \(cost.text)"
+    )
     return (
         "latency at \(format(offered)) records/s offered\(label.map { " (\($0))" } ?? ""), at-least-once (goal p99 < 20 ms)",
         String(
-            format: "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records); ", p50, p99, p999, latencies.count)
+            format:
+                "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records; until the gateway's output p50 %.1f ms · p99 %.1f ms); ",
+            p50, p99, p999, latencies.count, inP50, inP99)
             + cost.text,
-        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),\#(cost.json)}"#
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),"to_output_p50_ms":\#(String(format: "%.2f", inP50)),"to_output_p99_ms":\#(String(format: "%.2f", inP99)),\#(cost.json)}"#
     )
 }
 
@@ -291,7 +313,7 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 func commitLatencyRow(offered: Double, seconds: Double, label: String) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (_, cost, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
+    let (_, _, cost, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
     let (p50, p99) = (toCommit.quantileMilliseconds(0.5), toCommit.quantileMilliseconds(0.99))
     let goal = commitInterval / .milliseconds(1) + 20
     log(

@@ -15,7 +15,9 @@
 //   swift run -c release GatewayBenchmark latency RATE…   (latency alone, at each offered rate)
 //   BENCH_PACED_LINGER_MS sets the paced producer's linger (0 by default; the latency counts
 //   from the produce call, so a linger's wait is included); BENCH_DUMP=FILE writes each
-//   latency sample of the latency runs (produced at, µs; latency, ms), one per line.
+//   latency sample of the latency runs (produced at, µs; the output's record timestamp, ms;
+//   latency, ms), one per line. A latency row also gives the part until the gateway produced the
+//   output (its record timestamp): the way in, apart from the output's way to the reader.
 //   BENCH_EXACTLY_ONCE=1 adds, to each latency rate, an exactly-once run's latency to commit.
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
 import BenchmarkSupport
