@@ -88,6 +88,8 @@ struct ServerConfigurationTests {
             ("workers: 0", "workers"),
             ("delivery:\n  mode: twice", "delivery.mode"),
             ("commit:\n  intervalMs: soon", "commit.intervalMs"),
+            ("commit:\n  replayBackoffMs: 2000\n  replayBackoffMaxMs: 1000", "commit.replayBackoffMaxMs"),
+            ("commit:\n  replayBackoffMaxMs: 600000", "commit.replayBackoffMaxMs"),
             ("store:\n  kind: mysql", "store.kind"),
             ("store:\n  kind: postgres", "store.postgres.url"),
             ("kafka:\n  bootstrapserver: x", "kafka.bootstrapserver"),
@@ -102,6 +104,16 @@ struct ServerConfigurationTests {
         } throws: { error in
             (error as? ServerConfiguration.Error)?.key == key
         }
+    }
+
+    @Test("commit.replayBackoffMs and commit.replayBackoffMaxMs reach the pipeline")
+    func replayBackoff() throws {
+        let configuration = try ServerConfiguration.load(
+            yaml: "commit:\n  replayBackoffMs: 250", environment: ["FOCUSGATE_COMMIT_REPLAYBACKOFFMAXMS": "4000"])
+        let gateway = configuration.gateway(bootstrapServers: "127.0.0.1:1", embedded: false)
+        #expect(gateway.replayBackoff == .milliseconds(250) && gateway.maxReplayBackoff == .seconds(4))
+        let defaults = ServerConfiguration().gateway(bootstrapServers: "127.0.0.1:1", embedded: false)
+        #expect(defaults.replayBackoff == .milliseconds(100) && defaults.maxReplayBackoff == .seconds(10))
     }
 
     @Test("an environment value of the wrong type names the key")

@@ -44,7 +44,7 @@ extension EmbeddedBrokerTests {
             "focusgate_context_cache_evictions_total",
             "focusgate_context_load_seconds", "focusgate_decision_latency_seconds", "focusgate_transactions_total",
             "focusgate_consumer_lag", "focusgate_rebalances_total", "focusgate_commit_latency_seconds",
-            "focusgate_producer_replacements_total",
+            "focusgate_producer_replacements_total", "focusgate_replay_backoff_seconds_total",
         ]
 
         @Test("serve exposes every metric of the contract and every metric the dashboard and alert rules use")

@@ -173,6 +173,34 @@ extension BrokerFaultAuditTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "at-least-once: commits refused three times in a row pause before the second and third replays; nothing lost, order kept"
+        )
+        func refusedInARowPauses() async throws {
+            let bench = try await GatewayBench()
+            let records = Stream.stream(300)
+            try bench.send(records)
+            // Three Produce requests refused for good, one after the other: each replay's first
+            // request fails again, so no commit comes between the three aborts.
+            try bench.broker.pushRequestErrors(.produce, [Self.code(87), Self.code(87), Self.code(87)])
+            var configuration = bench.configuration(mode: .atLeastOnce)
+            configuration.kafkaProperties["batch.num.messages"] = "20"
+            configuration.kafkaProperties["max.in.flight.requests.per.connection"] = "1"
+            configuration.replayBackoff = .milliseconds(400)
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+
+            let audit = try await bench.settled(records: records.count)
+            let findings = audit.check(against: records, replayed: instance.metric("focusgate_replayed_records_total"))
+            let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
+            let paused = instance.metric("focusgate_replay_backoff_seconds_total")
+            #expect(aborted >= 3, "each refusal failed a commit")
+            // No pause before the first replay, 400 ms before the second, 800 ms before the third.
+            #expect(paused >= 1.2 && paused < 5, "paused \(paused) s before the replays")
+            print("refused in a row: \(findings); \(Int(aborted)) aborts, paused \(paused) s")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("three instances join and leave under load: nothing lost, order kept, repeats only where counted")
         func threeInstancesRebalancing() async throws {
             let bench = try await GatewayBench()

@@ -1,7 +1,7 @@
 public import FocusGateCore
 import FocusGateKafka
 
-/// How the notification pipeline runs (docs/contract.md, Guarantees and Configuration: `kafka.*`, `delivery.mode`, `commit.intervalMs`,
+/// How the notification pipeline runs (docs/contract.md, Guarantees and Configuration: `kafka.*`, `delivery.mode`, `commit.*`,
 /// `workers`, `limits.*`, `badges.*`).
 public struct GatewayConfiguration: Sendable {
     /// `kafka.bootstrapServers` (resolved: the embedded broker's address when it runs).
@@ -18,6 +18,12 @@ public struct GatewayConfiguration: Sendable {
     /// ``CommitSchedule``: the first record after a commit is committed about one interval after
     /// it was produced). Default: 250 ms.
     public var commitInterval: Duration = .milliseconds(250)
+    /// `commit.replayBackoffMs`: after the second abort in a row, the pause before the replay,
+    /// doubled with each further abort up to ``maxReplayBackoff`` (``ReplayBackoff``); zero
+    /// replays at once every time. Default: 100 ms.
+    public var replayBackoff: Duration = .milliseconds(100)
+    /// `commit.replayBackoffMaxMs`: the longest pause before a replay. Default: 10 s.
+    public var maxReplayBackoff: Duration = .seconds(10)
     /// `workers`: consume-decide-produce threads, each a group member. Default: `1`.
     public var workers = 1
     /// `limits.maxEventBytes`: larger input goes to the DLQ as `too-large`. Default: `65536`.

@@ -12,6 +12,8 @@ public struct GatewayMetrics: Sendable {
     let committed: Counter
     let aborted: Counter
     let replayed: Counter
+    /// Seconds workers paused before replaying, after aborts in a row (``ReplayBackoff``).
+    let replayBackoff: Counter
     /// At-least-once producers given up for new ones after a fatal error (a record refused for good).
     let producerReplacements: Counter
     let rebalances: Counter
@@ -75,6 +77,11 @@ public struct GatewayMetrics: Sendable {
             descriptor: .focusgate(
                 "replayed_records", unit: "total",
                 "Records processed again because an abort rewound them to the last commit (exactly-once: their first outputs were aborted; at-least-once: they may be repeated)."
+            ))
+        self.replayBackoff = registry.makeCounter(
+            descriptor: .focusgate(
+                "replay_backoff_seconds", unit: "total",
+                "Seconds workers paused before replaying after the second and later aborts in a row (commit.replayBackoffMs); growing steadily: a cause that fails every commit."
             ))
         self.producerReplacements = registry.makeCounter(
             descriptor: .focusgate(

@@ -1,5 +1,6 @@
 import FocusGateCore
 import FocusGateKafka
+import Glibc
 import Logging
 import Prometheus
 
@@ -89,6 +90,8 @@ final class GatewayWorker {
     var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
     /// When the loop commits next.
     var commitSchedule: CommitSchedule
+    /// How long to pause before a replay, by the aborts since the last commit.
+    var replayBackoff: ReplayBackoff
 
     // Handles and buffers reused by every batch.
     var delivered: KafkaTopic!
@@ -139,6 +142,8 @@ final class GatewayWorker {
         self.onReady = onReady
         self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
         self.commitSchedule = CommitSchedule(interval: configuration.commitInterval, now: .now)
+        self.replayBackoff = ReplayBackoff(
+            initial: configuration.replayBackoff, maximum: configuration.maxReplayBackoff)
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
         let window = configuration.repeatedSenderWindow.components
         self.repeatedWindowMilliseconds = window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000
@@ -192,6 +197,7 @@ final class GatewayWorker {
             } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
                 self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
+                self.pauseBeforeReplay(self.replayBackoff.aborted())
             }
         }
         self.logger.info("stopping: committing and leaving the group")
@@ -228,6 +234,25 @@ final class GatewayWorker {
             wait = min(wait, .milliseconds(next - now))
         }
         return max(wait, .milliseconds(1))
+    }
+
+    /// Pauses `pause` before the replay of an abort in a row (``ReplayBackoff``), in slices that
+    /// answer badge questions (the state is as committed) and end early when asked to stop.
+    /// librdkafka's own threads keep the group membership meanwhile.
+    private func pauseBeforeReplay(_ pause: Duration) {
+        guard pause > .zero else { return }
+        self.logger.warning(
+            "aborts in a row: pausing before the replay",
+            metadata: [
+                "focusgate.aborts": "\(self.replayBackoff.abortsInARow)", "focusgate.pause": "\(pause)",
+            ])
+        let started = ContinuousClock.now
+        let end = started + pause
+        while !self.shouldStop(), ContinuousClock.now < end {
+            if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) } }
+            usleep(useconds_t(max(1, min(20_000, (end - ContinuousClock.now) / .microseconds(1)))))
+        }
+        self.metrics.replayBackoff.increment(by: (ContinuousClock.now - started) / .seconds(1))
     }
 
     /// Creates the clients and joins the group; `false` when asked to stop before that was done.

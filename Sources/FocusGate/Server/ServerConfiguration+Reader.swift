@@ -47,6 +47,8 @@ extension ServerConfiguration {
                     configuration.commitGroupOffsets = flag
                 }, show: { $0.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)" }),
             .integer("commit.intervalMs", \.commitIntervalMilliseconds, 10...60_000),
+            .integer("commit.replayBackoffMs", \.replayBackoffMilliseconds, 0...60_000),
+            .integer("commit.replayBackoffMaxMs", \.replayBackoffMaxMilliseconds, 0...60_000),
             .integer("workers", \.workers, 1...256),
             .text("store.kind", \.storeKind, oneOf: ["sqlite", "postgres"]),
             .text("store.sqlite.path", \.sqlitePath),
@@ -130,6 +132,11 @@ extension ServerConfiguration {
         configuration.kafkaProperties = properties
         for setting in self.settings {
             if let text = values[setting.key] { try setting.apply(text, &configuration) }
+        }
+        if configuration.replayBackoffMaxMilliseconds < configuration.replayBackoffMilliseconds {
+            throw Error(
+                key: "commit.replayBackoffMaxMs",
+                message: "must be at least commit.replayBackoffMs (\(configuration.replayBackoffMilliseconds))")
         }
         if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
             throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")

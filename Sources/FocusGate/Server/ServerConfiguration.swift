@@ -26,6 +26,10 @@ public struct ServerConfiguration: Sendable {
     public var commitGroupOffsets: Bool?
     /// `commit.intervalMs`. Default: `250`.
     public var commitIntervalMilliseconds = 250
+    /// `commit.replayBackoffMs`. Default: `100`.
+    public var replayBackoffMilliseconds = 100
+    /// `commit.replayBackoffMaxMs`. Default: `10000`.
+    public var replayBackoffMaxMilliseconds = 10_000
     /// `workers`. Default: `1`.
     public var workers = 1
     /// `store.kind`: `sqlite` or `postgres`. Default: `sqlite`.
@@ -109,6 +113,8 @@ public struct ServerConfiguration: Sendable {
         gateway.topics = self.topics
         gateway.deliveryMode = self.deliveryMode
         gateway.commitInterval = .milliseconds(self.commitIntervalMilliseconds)
+        gateway.replayBackoff = .milliseconds(self.replayBackoffMilliseconds)
+        gateway.maxReplayBackoff = .milliseconds(self.replayBackoffMaxMilliseconds)
         gateway.workers = self.workers
         gateway.maxEventBytes = self.maxEventBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
