@@ -138,17 +138,17 @@ extension BrokerFaultAuditTests {
             await bench.shutdown()
         }
 
-        @Test(
-            "at-least-once: a record the broker refuses for good fails the commit, which replays with a new producer; nothing lost, order kept"
-        )
-        func refusedDeliveryReplays() async throws {
+        /// An at-least-once gateway over `count` records sent before it starts, whose first
+        /// `refusals` Produce requests the broker refuses for good (`INVALID_RECORD`): their
+        /// records fail in their delivery reports, and the commit must not pass them by.
+        private func refusingGateway(
+            records count: Int, refusals: Int, configure: (inout GatewayConfiguration) -> Void = { _ in }
+        ) async throws -> (bench: GatewayBench, instance: InProcessGateway, records: [(key: String?, value: String)]) {
             let bench = try await GatewayBench()
-            let records = Stream.stream(600)
+            let records = Stream.stream(count)
             try bench.send(records)
-            // The input is in; the next Produce request is the gateway's first, and INVALID_RECORD
-            // is permanent: its records fail in their delivery reports, and the commit must not
-            // pass them by.
-            try bench.broker.pushRequestErrors(.produce, [Self.code(87)])
+            // The input is in; the next Produce requests are the gateway's.
+            try bench.broker.pushRequestErrors(.produce, Array(repeating: Self.code(87), count: refusals))
             var configuration = bench.configuration(mode: .atLeastOnce)
             // Small batches, so the outputs span many requests and the refused one has later ones
             // behind it. One request in flight stands in for a check the embedded broker lacks: a
@@ -158,8 +158,15 @@ extension BrokerFaultAuditTests {
             // be written there and nowhere else.
             configuration.kafkaProperties["batch.num.messages"] = "20"
             configuration.kafkaProperties["max.in.flight.requests.per.connection"] = "1"
-            let instance = try await InProcessGateway(bench, configuration: configuration)
+            configure(&configuration)
+            return (bench, try await InProcessGateway(bench, configuration: configuration), records)
+        }
 
+        @Test(
+            "at-least-once: a record the broker refuses for good fails the commit, which replays with a new producer; nothing lost, order kept"
+        )
+        func refusedDeliveryReplays() async throws {
+            let (bench, instance, records) = try await self.refusingGateway(records: 600, refusals: 1)
             let audit = try await bench.settled(records: records.count)
             let replayed = instance.metric("focusgate_replayed_records_total")
             let findings = audit.check(against: records, replayed: replayed)
@@ -174,29 +181,24 @@ extension BrokerFaultAuditTests {
         }
 
         @Test(
-            "at-least-once: commits refused three times in a row pause before the second and third replays; nothing lost, order kept"
+            "at-least-once: commits refused in a row pause before each replay after the first, twice as long each time; nothing lost, order kept"
         )
         func refusedInARowPauses() async throws {
-            let bench = try await GatewayBench()
-            let records = Stream.stream(300)
-            try bench.send(records)
-            // Three Produce requests refused for good, one after the other: each replay's first
-            // request fails again, so no commit comes between the three aborts.
-            try bench.broker.pushRequestErrors(.produce, [Self.code(87), Self.code(87), Self.code(87)])
-            var configuration = bench.configuration(mode: .atLeastOnce)
-            configuration.kafkaProperties["batch.num.messages"] = "20"
-            configuration.kafkaProperties["max.in.flight.requests.per.connection"] = "1"
-            configuration.replayBackoff = .milliseconds(400)
-            let instance = try await InProcessGateway(bench, configuration: configuration)
-
+            // Five requests refused: each replay's first request is refused again until none is
+            // left, so no commit comes between the aborts. An abort can take more than one
+            // refusal (a request to each broker in flight), so the number of aborts varies.
+            let (bench, instance, records) = try await self.refusingGateway(records: 300, refusals: 5) {
+                $0.replayBackoff = .milliseconds(200)
+            }
             let audit = try await bench.settled(records: records.count)
             let findings = audit.check(against: records, replayed: instance.metric("focusgate_replayed_records_total"))
-            let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
+            let aborted = Int(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#))
             let paused = instance.metric("focusgate_replay_backoff_seconds_total")
-            #expect(aborted >= 3, "each refusal failed a commit")
-            // No pause before the first replay, 400 ms before the second, 800 ms before the third.
-            #expect(paused >= 1.2 && paused < 5, "paused \(paused) s before the replays")
-            print("refused in a row: \(findings); \(Int(aborted)) aborts, paused \(paused) s")
+            #expect(aborted >= 2, "the refusals failed commits in a row")
+            // No pause before the first replay, then 200 ms, 400 ms, 800 ms…
+            let expected = (0..<max(0, aborted - 1)).reduce(0.0) { total, step in total + 0.2 * Double(1 << step) }
+            #expect(paused >= expected - 0.01 && paused < expected + 1, "paused \(paused) s, \(expected) s expected")
+            print("refused in a row: \(findings); \(aborted) aborts, paused \(paused) s")
             try await instance.stop()
             await bench.shutdown()
         }
