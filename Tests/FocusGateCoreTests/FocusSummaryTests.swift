@@ -97,6 +97,32 @@ struct FocusSummaryTests {
         #expect(state.pendingSummaries.count == 1)
     }
 
+    @Test(
+        "a summary a context change makes is recognisable when an abort makes it again later: its id comes from the context's version"
+    )
+    func contextChangeMadeAgain() throws {
+        var state = PartitionState()
+        Self.night(&state, try Self.sleepContext())
+        _ = FocusScheduleTests.changelog(&state)  // committed
+        // Version 8 drops the schedules: Sleep ends when the worker applies it, whenever that is.
+        var document = FocusScheduleTests.workAndSleep()
+        document.version = 8
+        document.schedules = []
+        document.summaries = .init(times: [])
+        var compiler = FocusContextCompiler()
+        let off = try compiler.compile(document)
+        let applied = Self.at("2026-11-24T23:00:00Z")
+        _ = state.recompute(userID: "u", context: off, nowMilliseconds: applied)
+        let first = try #require(state.pendingSummaries.first)
+        #expect(first.trigger == .focusEnded && first.focus == "Sleep" && first.periodEndMilliseconds == applied)
+        state.rollback()
+        _ = state.recompute(userID: "u", context: off, nowMilliseconds: applied + 4_000)
+        let again = try #require(state.pendingSummaries.first)
+        #expect(again.periodEndMilliseconds == applied + 4_000, "applied later")
+        #expect(again.summaryID == first.summaryID, "the same summary, recognisable")
+        #expect(again.apps == first.apps)
+    }
+
     @Test("a summary is part of the state: rolled back with an abort, made again alike; committed, never repeated")
     func exactlyOnce() throws {
         let context = try Self.sleepContext()

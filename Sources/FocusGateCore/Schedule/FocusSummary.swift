@@ -63,9 +63,12 @@ public struct FocusSummary: Sendable, Hashable {
         public var decidedAtMilliseconds: Int64
     }
 
-    /// The summary id of a summary: 16 hex digits of a 64-bit FNV-1a hash.
-    static func summaryID(userID: String, trigger: Trigger, focus: String?, periodEnd: Int64) -> String {
-        let text = "\(userID)\u{0}\(trigger.rawValue)\u{0}\(focus ?? "")\u{0}\(periodEnd)"
+    /// The summary id of a summary: 16 hex digits of a 64-bit FNV-1a hash of the user, the
+    /// trigger, the Focus and what ended the period: `end`, the instant of a timer (Unix ms), or
+    /// `v` and the version of the context whose change ended it (its `periodEnd`, the moment the
+    /// change was applied, differs when an abort makes the summary again; the version does not).
+    static func summaryID(userID: String, trigger: Trigger, focus: String?, end: String) -> String {
+        let text = "\(userID)\u{0}\(trigger.rawValue)\u{0}\(focus ?? "")\u{0}\(end)"
         let hash = StableHash.fnv1a(text, basis: 0xcbf2_9ce4_8422_2325)
         let digits = String(hash, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits

@@ -28,7 +28,7 @@ extension PartitionState {
         self.noteStatus(user: user, context: context, nowMilliseconds: nowMilliseconds)
         self.summarizeSilenced(
             user: user, context: context, atMilliseconds: timerAt ?? nowMilliseconds,
-            isSummaryTime: timerAt.map { context?.isSummaryTime($0) ?? false } ?? false)
+            isSummaryTime: timerAt.map { context?.isSummaryTime($0) ?? false } ?? false, byTimer: timerAt != nil)
         let version = context?.version ?? Self.noContextVersion
         if self.users[Int(user)].followedVersion != version {
             self.modifyUser(user) { $0.followedVersion = version }

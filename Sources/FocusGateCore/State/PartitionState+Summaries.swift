@@ -11,8 +11,10 @@ extension PartitionState {
     ///
     /// Called wherever the user's Focus may have changed: context changes, fired timers, and a
     /// decision under a new context version. Walks the user's unread notifications only.
+    /// `byTimer`: `at` is a timer's instant, the same whenever it fires; else a context change
+    /// ended the period at `at`, and the summary's id comes from the context's version.
     mutating func summarizeSilenced(
-        user: UInt32, context: CompiledFocusContext?, atMilliseconds at: Int64, isSummaryTime: Bool
+        user: UInt32, context: CompiledFocusContext?, atMilliseconds at: Int64, isSummaryTime: Bool, byTimer: Bool
     ) {
         // A user without summaries has no items; one without them at a Focus's end waits for a summary time.
         guard let policy = context?.summaries, policy.atFocusEnd || isSummaryTime else { return }
@@ -41,7 +43,8 @@ extension PartitionState {
             self.summaries.append(
                 self.summary(
                     of: byFocus[focus]!, user: user, focus: focus, trigger: ended ? .focusEnded : .summaryTime,
-                    atMilliseconds: at, contextVersion: context?.version))
+                    atMilliseconds: at, end: byTimer ? "\(at)" : context.map { "v\($0.version)" } ?? "\(at)",
+                    contextVersion: context?.version))
         }
         for (entry, _) in picked {
             self.modifyEntry(entry) { $0.flags |= StateEntry.summarized }
@@ -66,7 +69,7 @@ extension PartitionState {
 
     private func summary(
         of picked: [(entry: UInt32, item: SilencedItem)], user: UInt32, focus: String?, trigger: FocusSummary.Trigger,
-        atMilliseconds at: Int64, contextVersion: Int64?
+        atMilliseconds at: Int64, end: String, contextVersion: Int64?
     ) -> FocusSummary {
         let userID = self.userIDByNumber[Int(user)]
         var apps: [FocusSummary.App] = []
@@ -99,7 +102,7 @@ extension PartitionState {
                     }))
         }
         return FocusSummary(
-            summaryID: FocusSummary.summaryID(userID: userID, trigger: trigger, focus: focus, periodEnd: at),
+            summaryID: FocusSummary.summaryID(userID: userID, trigger: trigger, focus: focus, end: end),
             userID: userID, trigger: trigger, focus: focus,
             periodStartMilliseconds: picked.map { self.entries[Int($0.entry)].decidedAt }.min()!,
             periodEndMilliseconds: at, contextVersion: contextVersion, total: picked.count, apps: apps)
