@@ -26,9 +26,7 @@ extension PartitionState {
     ) {
         self.watchTransition(user: user, at: context?.nextTimer(after: nowMilliseconds))
         self.noteStatus(user: user, context: context, nowMilliseconds: nowMilliseconds)
-        self.summarizeSilenced(
-            user: user, context: context, atMilliseconds: timerAt ?? nowMilliseconds,
-            isSummaryTime: timerAt.map { context?.isSummaryTime($0) ?? false } ?? false, byTimer: timerAt != nil)
+        self.summarizeSilenced(user: user, context: context, nowMilliseconds: nowMilliseconds, timerAt: timerAt)
         let version = context?.version ?? Self.noContextVersion
         if self.users[Int(user)].followedVersion != version {
             self.modifyUser(user) { $0.followedVersion = version }

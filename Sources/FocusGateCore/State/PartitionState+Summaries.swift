@@ -5,17 +5,21 @@ extension PartitionState {
     public var pendingSummaries: [FocusSummary] { self.summaries }
 
     /// Sums up the user's silenced notifications that are still unread and no summary has listed:
-    /// those silenced under a Focus that is not on at `atMilliseconds` (its period has ended),
-    /// and, when `atMilliseconds` is one of the user's summary times, all of them. One summary per
-    /// Focus that silenced them; each notification is listed once, ever (``StateEntry/summarized``).
+    /// those silenced under a Focus that is not on (its period has ended), and, at one of the
+    /// user's summary times, all of them. One summary per Focus that silenced them; each
+    /// notification is listed once, ever (``StateEntry/summarized``).
     ///
     /// Called wherever the user's Focus may have changed: context changes, fired timers, and a
     /// decision under a new context version. Walks the user's unread notifications only.
-    /// `byTimer`: `at` is a timer's instant, the same whenever it fires; else a context change
-    /// ended the period at `at`, and the summary's id comes from the context's version.
+    /// `timerAt` is the instant of the user's timer when one fired: the summaries are made at it,
+    /// so a replay makes the same ones. Otherwise a context change ended the period at
+    /// `nowMilliseconds`, and the summary's id comes from the context's version instead, which a
+    /// replay applying the change later shares.
     mutating func summarizeSilenced(
-        user: UInt32, context: CompiledFocusContext?, atMilliseconds at: Int64, isSummaryTime: Bool, byTimer: Bool
+        user: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64, timerAt: Int64?
     ) {
+        let at = timerAt ?? nowMilliseconds
+        let isSummaryTime = timerAt.map { context?.isSummaryTime($0) ?? false } ?? false
         // A user without summaries has no items; one without them at a Focus's end waits for a summary time.
         guard let policy = context?.summaries, policy.atFocusEnd || isSummaryTime else { return }
         let focusNow = context?.inForce(atMilliseconds: at).focusOn(atMilliseconds: at)
@@ -43,7 +47,7 @@ extension PartitionState {
             self.summaries.append(
                 self.summary(
                     of: byFocus[focus]!, user: user, focus: focus, trigger: ended ? .focusEnded : .summaryTime,
-                    atMilliseconds: at, end: byTimer ? "\(at)" : context.map { "v\($0.version)" } ?? "\(at)",
+                    atMilliseconds: at, end: timerAt.map { "\($0)" } ?? context.map { "v\($0.version)" } ?? "\(at)",
                     contextVersion: context?.version))
         }
         for (entry, _) in picked {
