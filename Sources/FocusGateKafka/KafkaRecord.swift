@@ -41,10 +41,7 @@ public struct KafkaRecord {
 
     /// The bytes of the last header called `name`; `.some(nil)` for a header without value, `nil` when absent.
     public func header(_ name: String) -> UnsafeRawBufferPointer?? {
-        var headers: OpaquePointer?
-        guard rd_kafka_message_headers(self.pointer, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR, let headers else {
-            return nil
-        }
+        guard let headers = self.headerList else { return nil }
         var value: UnsafeRawPointer?
         var size = 0
         guard rd_kafka_header_get_last(headers, name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR else {
@@ -57,10 +54,7 @@ public struct KafkaRecord {
     /// Appends every header of the record, in record order and unchanged (values absent stay
     /// absent), to `buffer`: no Swift allocation once the buffer has grown.
     public func appendHeaders(to buffer: inout KafkaHeaderBuffer) {
-        var list: OpaquePointer?
-        guard rd_kafka_message_headers(self.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else {
-            return
-        }
+        guard let list = self.headerList else { return }
         var index = 0
         var name: UnsafePointer<CChar>?
         var value: UnsafeRawPointer?
@@ -76,10 +70,7 @@ public struct KafkaRecord {
 
     /// All headers, copied, in record order.
     public var headers: [KafkaHeader] {
-        var list: OpaquePointer?
-        guard rd_kafka_message_headers(self.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else {
-            return []
-        }
+        guard let list = self.headerList else { return [] }
         var result: [KafkaHeader] = []
         var index = 0
         var name: UnsafePointer<CChar>?
@@ -93,7 +84,47 @@ public struct KafkaRecord {
         return result
     }
 
-    /// An owned copy of the record.
+    /// librdkafka's list of the record's headers, `nil` when it has none.
+    private var headerList: OpaquePointer? {
+        guard !self.isKnownHeaderless else { return nil }
+        var list: OpaquePointer?
+        guard rd_kafka_message_headers(self.pointer, &list) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        return list
+    }
+
+    /// Whether the record's own bytes show it has no headers, so that librdkafka need not be asked:
+    /// librdkafka 2.0.2 allocates a parse buffer (and frees it) to read even a header count of zero,
+    /// 6% of a saturated worker's time (docs/performance.md).
+    ///
+    /// A record of the current format (v2) is `… key length, key, value length, value, header
+    /// count, headers`, lengths as zigzag varints, and librdkafka's key and value point into it.
+    /// So when the bytes between the key's end and the value's start are exactly the varint of the
+    /// value's length, the byte after the value is the header count; zero means none. The older
+    /// formats (v0, v1) have a 4-byte length there and no header count after the value, and a
+    /// value under 1 MiB has a varint of at most 3 bytes, so they never pass the check; nor does a
+    /// record with an absent or empty key or value (librdkafka gives those no pointer), a value of
+    /// 1 MiB or more, or bytes librdkafka copied apart. Those are asked of librdkafka.
+    var isKnownHeaderless: Bool {
+        let message = self.pointer.pointee
+        guard let key = message.key, let value = message.payload, message.len < 1 << 20 else { return false }
+        let keyEnd = UnsafeRawPointer(key) + message.key_len
+        let valueStart = UnsafeRawPointer(value)
+        // The varint of the value's length, byte by byte, must be all that lies between them; no
+        // byte is read unless it is one of the 1 to 3 just before the value.
+        var length = UInt64(message.len) << 1  // zigzag of a non-negative length
+        var cursor = keyEnd
+        repeat {
+            guard (1...3).contains(valueStart - cursor) else { return false }
+            let byte = UInt8(truncatingIfNeeded: length & 0x7F) | (length > 0x7F ? 0x80 : 0)
+            guard cursor.load(as: UInt8.self) == byte else { return false }
+            length >>= 7
+            cursor += 1
+        } while length > 0
+        guard cursor == valueStart else { return false }
+        return valueStart.load(fromByteOffset: message.len, as: UInt8.self) == 0
+    }
+
+    /// An owned copy of the record.    /// An owned copy of the record.
     public func copy() -> KafkaMessage {
         KafkaMessage(
             topic: self.topic,

@@ -1,4 +1,4 @@
-import FocusGateKafka
+@testable import FocusGateKafka
 import Foundation
 import Testing
 
@@ -41,6 +41,59 @@ extension EmbeddedBrokerTests {
             #expect(messages[0].header("focusgate-decision") == "silenced")
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             #expect(messages.allSatisfy { abs(($0.timestamp ?? 0) - now) < 60_000 })
+        }
+
+        @Test(
+            "a record's own bytes tell when it has no headers, plain and compressed; every other record's headers come from librdkafka unchanged",
+            arguments: ["none", "lz4"])
+        func headerlessRecords(compression: String) throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 1))
+            let trace = [
+                KafkaHeader(name: "traceparent", value: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+            ]
+            let large = [UInt8](repeating: UInt8(ascii: "x"), count: 200_000)  // a 3-byte length
+            // (key, value, headers, known headerless from its bytes)
+            let cases: [(key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader], known: Bool)] = [
+                (Array("u-1".utf8), Array(#"{"id":"n1"}"#.utf8), [], true),
+                (Array("u-2".utf8), Array(#"{"id":"n2"}"#.utf8), trace, false),
+                (nil, Array("keyless".utf8), [], false),
+                (Array("u-4".utf8), [], [], false),  // empty: librdkafka gives no pointer to look past
+                (Array("u-5".utf8), large, [], true),
+                (Array("u-6".utf8), large, trace, false),
+                ([], Array("empty key".utf8), [], false),
+                (Array("u-8".utf8), nil, [], false),
+                (Array("u-9".utf8), Array(repeating: 0, count: 300), [], true),  // a 2-byte length
+            ]
+            var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            configuration.properties["compression.type"] = compression
+            let producer = try KafkaProducer(configuration: configuration, logger: KafkaTestSupport.logger) { _ in }
+            for record in cases {
+                try producer.produce(
+                    topic: topic, partition: 0, key: record.key, value: record.value, headers: record.headers)
+            }
+            try producer.flush(timeout: .seconds(20))
+
+            let consumer = try KafkaConsumer(
+                configuration: KafkaTestSupport.consumerConfiguration(broker, group: nil),
+                logger: KafkaTestSupport.logger)
+            try consumer.assign([KafkaTopicPartition(topic: topic, partition: 0, offset: KafkaOffset.beginning)])
+            var seen: [(known: Bool, headers: [KafkaHeader], appended: Int)] = []
+            let deadline = ContinuousClock.now + .seconds(15)
+            while seen.count < cases.count && ContinuousClock.now < deadline {
+                consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(100)) { batch in
+                    for record in batch {
+                        var buffer = KafkaHeaderBuffer()
+                        record.appendHeaders(to: &buffer)
+                        seen.append((record.isKnownHeaderless, record.headers, buffer.count))
+                    }
+                }
+            }
+            try #require(seen.count == cases.count)
+            #expect(seen.map(\.known) == cases.map(\.known))
+            #expect(seen.map(\.headers) == cases.map(\.headers))
+            #expect(seen.map(\.appended) == cases.map(\.headers.count))
         }
 
         @Test("records without an explicit partition are spread by key, same key same partition")
