@@ -124,7 +124,7 @@ public struct KafkaRecord {
         return valueStart.load(fromByteOffset: message.len, as: UInt8.self) == 0
     }
 
-    /// An owned copy of the record.    /// An owned copy of the record.
+    /// An owned copy of the record.
     public func copy() -> KafkaMessage {
         KafkaMessage(
             topic: self.topic,
