@@ -97,7 +97,21 @@ extension KafkaError {
         public static let unsupportedFeature = Code(RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE)
         public static let queueFull = Code(RD_KAFKA_RESP_ERR__QUEUE_FULL)
         public static let messageTooLarge = Code(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+        /// The consumer group moved on (a rebalance): the member's generation or membership is
+        /// no longer current.
+        static let groupMembershipChanges: Set<Code> = [
+            Code(RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION), Code(RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID),
+            Code(RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS), Code(RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID),
+            Code(RD_KAFKA_RESP_ERR__ASSIGNMENT_LOST),
+        ]
     }
+}
+
+extension KafkaError {
+    /// Whether the error says the consumer group is rebalancing or has moved on without this
+    /// member (an old generation, an unknown member, lost partitions): what the member resolves by
+    /// serving the rebalance, not by waiting.
+    public var isGroupMembershipChange: Bool { Code.groupMembershipChanges.contains(self.code) }
 }
 
 // MARK: - Bridging from librdkafka

@@ -145,6 +145,18 @@ struct KafkaErrorTests {
         #expect(KafkaError.Code(rawValue: 87).name == "INVALID_RECORD")
     }
 
+    @Test("the group's rebalancing is told apart from other failures (a worker replays those without a pause)")
+    func groupMembershipChanges() {
+        func error(_ code: Int32) -> KafkaError { KafkaError(code: KafkaError.Code(rawValue: code), message: "") }
+        // ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, REBALANCE_IN_PROGRESS, FENCED_INSTANCE_ID, _ASSIGNMENT_LOST
+        for code: Int32 in [22, 25, 27, 82, -142] {
+            #expect(error(code).isGroupMembershipChange, "\(KafkaError.Code(rawValue: code).name)")
+        }
+        for code: Int32 in [87, 7, 15, -185, -195] {  // INVALID_RECORD, REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, _TIMED_OUT, _TRANSPORT
+            #expect(!error(code).isGroupMembershipChange, "\(KafkaError.Code(rawValue: code).name)")
+        }
+    }
+
     @Test("the description shows code, property and classes")
     func description() {
         let error = KafkaError(

@@ -16,12 +16,12 @@ struct ReplayBackoffTests {
         #expect(backoff.abortsInARow == 7)
     }
 
-    @Test("a commit ends the run: the next abort replays at once")
+    @Test("a commit or a rebalance ends the run: the next abort replays at once")
     func commitResets() {
         var backoff = ReplayBackoff(initial: .milliseconds(100), maximum: .seconds(10))
         _ = backoff.aborted()
         #expect(backoff.aborted() == .milliseconds(100))
-        backoff.committed()
+        backoff.reset()
         #expect(backoff.aborted() == .zero)
         #expect(backoff.aborted() == .milliseconds(100))
     }

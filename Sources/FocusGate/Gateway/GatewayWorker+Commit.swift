@@ -103,7 +103,7 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
-        self.replayBackoff.committed()
+        self.replayBackoff.reset()
         let committedAt = self.configuration.clock.nowMilliseconds()
         for timestamp in self.commitLatencySamples where timestamp <= committedAt {
             self.metrics.commitLatency.record(.milliseconds(committedAt - timestamp))

@@ -8,6 +8,7 @@ extension GatewayWorker {
     /// changes the assignment. Failures are kept in ``hookFailure`` for the loop to rethrow.
     func rebalance(_ rebalance: KafkaRebalance) {
         self.metrics.rebalances.increment()
+        self.replayBackoff.reset()
         do {
             switch rebalance {
             case .assigned(let assigned):

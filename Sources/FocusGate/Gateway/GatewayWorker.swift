@@ -197,7 +197,11 @@ final class GatewayWorker {
             } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
                 self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
-                self.pauseBeforeReplay(self.replayBackoff.aborted())
+                if error.isGroupMembershipChange {
+                    self.replayBackoff.reset()  // the rebalance resolves it: serve it at once
+                } else {
+                    self.pauseBeforeReplay(self.replayBackoff.aborted())
+                }
             }
         }
         self.logger.info("stopping: committing and leaving the group")

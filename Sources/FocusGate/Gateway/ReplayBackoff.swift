@@ -1,8 +1,10 @@
 /// How long a worker pauses before it replays after an abort.
 ///
-/// The first abort after a commit replays at once: its cause (a rebalance, a broker restart, an
-/// output refused once) has usually passed. Each further abort without a commit in between
-/// pauses twice as long as the one before, from `initial` up to `maximum`; a commit ends the run.
+/// The first abort after a commit replays at once: its cause (a broker restart, an output refused
+/// once) has usually passed. Each further abort without a commit in between pauses twice as long
+/// as the one before, from `initial` up to `maximum`; a commit ends the run, and so does a
+/// rebalance: an abort the group's rebalancing caused is resolved by serving the rebalance, which
+/// a paused worker would delay (the worker does not pause for those).
 /// A cause that fails every attempt (an output topic the broker refuses records for, a missing
 /// permission) then costs one replay per `maximum` instead of a busy loop of replays that floods
 /// the log and the brokers, and the pause stays well below the consumer's
@@ -32,8 +34,8 @@ struct ReplayBackoff {
         return min(pause, self.maximum)
     }
 
-    /// A commit succeeded: the next abort replays at once.
-    mutating func committed() {
+    /// A commit succeeded, or the group rebalanced: the next abort replays at once.
+    mutating func reset() {
         self.abortsInARow = 0
     }
 }
