@@ -152,7 +152,8 @@ struct KafkaErrorTests {
         for code: Int32 in [22, 25, 27, 82, -142] {
             #expect(error(code).isGroupMembershipChange, "\(KafkaError.Code(rawValue: code).name)")
         }
-        for code: Int32 in [87, 7, 15, -185, -195] {  // INVALID_RECORD, REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, _TIMED_OUT, _TRANSPORT
+        // INVALID_RECORD, REQUEST_TIMED_OUT, COORDINATOR_NOT_AVAILABLE, _TIMED_OUT, _TRANSPORT
+        for code: Int32 in [87, 7, 15, -185, -195] {
             #expect(!error(code).isGroupMembershipChange, "\(KafkaError.Code(rawValue: code).name)")
         }
     }
