@@ -19,8 +19,8 @@ public struct GatewayConfiguration: Sendable {
     /// it was produced). Default: 250 ms.
     public var commitInterval: Duration = .milliseconds(250)
     /// `commit.replayBackoffMs`: after the second abort in a row, the pause before the replay,
-    /// doubled with each further abort up to ``maxReplayBackoff`` (``ReplayBackoff``); zero
-    /// replays at once every time. Default: 100 ms.
+    /// doubled with each further abort up to ``maxReplayBackoff`` (``ReplayBackoff``); an abort
+    /// the group's rebalancing caused never pauses, and zero never pauses at all. Default: 100 ms.
     public var replayBackoff: Duration = .milliseconds(100)
     /// `commit.replayBackoffMaxMs`: the longest pause before a replay. Default: 10 s.
     public var maxReplayBackoff: Duration = .seconds(10)
