@@ -143,6 +143,22 @@ public final class KafkaProducer {
         timestamp: Int64? = nil,
         deliveryID: UInt64 = 0
     ) throws(KafkaError) {
+        try self.produce(
+            topic: topic, partition: partition, key: key, value: value, headers: KafkaHeaderBuffer(headers),
+            timestamp: timestamp, deliveryID: deliveryID)
+    }
+
+    /// Enqueues one record from byte arrays to a topic handle, with headers from a reused
+    /// ``KafkaHeaderBuffer``; see ``produce(topic:partition:key:value:headers:timestamp:deliveryID:)``.
+    public func produce(
+        topic: KafkaTopic,
+        partition: Int32? = nil,
+        key: [UInt8]?,
+        value: [UInt8]?,
+        headers: borrowing KafkaHeaderBuffer,
+        timestamp: Int64? = nil,
+        deliveryID: UInt64 = 0
+    ) throws(KafkaError) {
         let result = withOptionalBytes(key) { keyBytes in
             withOptionalBytes(value) { valueBytes in
                 Result { () throws(KafkaError) in

@@ -61,6 +61,17 @@ enum KafkaTestSupport {
         partition: Int32? = nil,
         headers: [KafkaHeader] = []
     ) throws -> [DeliveryOutcome] {
+        try self.produce(
+            broker, topic: topic, headed: records.map { ($0.key, $0.value, headers) }, partition: partition)
+    }
+
+    /// Produces raw records, each with headers of its own, and waits for every delivery report.
+    static func produce(
+        _ broker: EmbeddedKafkaBroker,
+        topic: String,
+        headed records: [(key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader])],
+        partition: Int32? = nil
+    ) throws -> [DeliveryOutcome] {
         let reports = DeliveryLog()
         let producer = try KafkaProducer(
             configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers),
@@ -69,7 +80,7 @@ enum KafkaTestSupport {
         )
         for (index, record) in records.enumerated() {
             try producer.produce(
-                topic: topic, partition: partition, key: record.key, value: record.value, headers: headers,
+                topic: topic, partition: partition, key: record.key, value: record.value, headers: record.headers,
                 deliveryID: UInt64(index + 1)
             )
         }

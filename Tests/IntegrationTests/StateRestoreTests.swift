@@ -8,11 +8,14 @@ extension EmbeddedBrokerTests {
     /// What a worker takes from the state changelog when partitions arrive.
     @Suite("State restore")
     struct StateRestoreTests {
-        typealias Record = (key: [UInt8]?, value: [UInt8]?)
+        typealias Record = (key: [UInt8]?, value: [UInt8]?, headers: [KafkaHeader])
 
-        /// The changelog records a commit writes after `unread` notifications of app `chat` per user.
+        /// The changelog records a commit as of input offset `asOf` writes after `unread`
+        /// notifications of app `chat` per user (`nil`: without the `as-of` header, as written
+        /// before records carried it).
         static func changes(
-            _ state: inout PartitionState, users: some Sequence<String>, unread: Int, from first: Int = 0
+            _ state: inout PartitionState, users: some Sequence<String>, unread: Int, from first: Int = 0,
+            asOf: Int64?
         ) -> [Record] {
             for user in users {
                 for index in first..<(first + unread) {
@@ -21,21 +24,27 @@ extension EmbeddedBrokerTests {
                         nowMilliseconds: 0)
                 }
             }
+            let headers = asOf.map {
+                [KafkaHeader(name: PartitionState.asOfHeader, value: PartitionState.commitMarkerValue(through: $0))]
+            }
             var records: [Record] = []
-            state.writeChanges { key, value in records.append((key, value)) }
+            state.writeChanges { key, value in records.append((key, value, headers ?? [])) }
             state.commit()
             return records
         }
 
         static func marker(through offset: Int64) -> Record {
-            (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset))
+            (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset), [])
         }
 
         /// A commit's records: the changes of `unread` notifications to `user`, then the marker.
+        /// `headed`: the records carry the `as-of` header, as a worker writes them.
         static func commit(
-            _ state: inout PartitionState, user: String, unread: Int, from first: Int = 0, through offset: Int64
+            _ state: inout PartitionState, user: String, unread: Int, from first: Int = 0, through offset: Int64,
+            headed: Bool = true
         ) -> [Record] {
-            Self.changes(&state, users: [user], unread: unread, from: first) + [Self.marker(through: offset)]
+            Self.changes(&state, users: [user], unread: unread, from: first, asOf: headed ? offset : nil)
+                + [Self.marker(through: offset)]
         }
 
         /// Commits offset `offset` of input partition `partition` for the gateway's group.
@@ -60,7 +69,7 @@ extension EmbeddedBrokerTests {
         ) async throws -> InProcessGateway {
             for (partition, records, committed) in partitions {
                 let outcomes = try KafkaTestSupport.produce(
-                    bench.broker, topic: bench.topics.state, bytes: records, partition: partition)
+                    bench.broker, topic: bench.topics.state, headed: records, partition: partition)
                 #expect(outcomes.allSatisfy { $0.error == nil })
                 try Self.commitInput(bench, offset: committed, partition: partition)
             }
@@ -75,12 +84,13 @@ extension EmbeddedBrokerTests {
         func uncommittedStateSkipped() async throws {
             let bench = try await GatewayBench()
             // Changelog partition 0, as an abort on the embedded broker leaves it (no abort markers):
-            // committed changes, then changes of transactions whose offsets never committed.
+            // committed changes, then changes of transactions whose offsets never committed. The
+            // records carry no `as-of` header, as before records said which commit they belong to.
             var state = PartitionState()
-            var records = Self.commit(&state, user: "u-committed", unread: 1, through: 12)
-            records += Self.commit(&state, user: "u-committed", unread: 2, from: 1, through: 20)
-            records += Self.commit(&state, user: "u-only-uncommitted", unread: 4, through: 13)
-            records += Self.changes(&state, users: ["u-cut-short"], unread: 2)
+            var records = Self.commit(&state, user: "u-committed", unread: 1, through: 12, headed: false)
+            records += Self.commit(&state, user: "u-committed", unread: 2, from: 1, through: 20, headed: false)
+            records += Self.commit(&state, user: "u-only-uncommitted", unread: 4, through: 13, headed: false)
+            records += Self.changes(&state, users: ["u-cut-short"], unread: 2, asOf: nil)
             let instance = try await Self.restored(bench, [(0, records, 12)])
             let unread = { (user: String) in
                 await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
@@ -123,6 +133,41 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "an aborted commit's records without their marker are not taken with the next writer's commit; taken in order once a later marker covers them"
+        )
+        func separatedRecordsKeptApart() async throws {
+            let bench = try await GatewayBench()
+            // Partition 0: a member's transaction through 40 aborted while its marker was still
+            // queued (the embedded broker keeps the records it had sent); the partition's next
+            // owner replays from 10 and commits through 20, its records after the aborted ones.
+            var state = PartitionState()
+            var records = Self.commit(&state, user: "u-split", unread: 1, through: 10)
+            var nextOwner = state
+            records += Self.changes(&state, users: ["u-split"], unread: 4, from: 1, asOf: 40)
+            records += Self.commit(&nextOwner, user: "u-split", unread: 1, from: 1, through: 20)
+            // Partition 1: the same, and the next owner goes on to commit through 50, past the
+            // aborted records' offset.
+            var later = PartitionState()
+            var laterRecords = Self.commit(&later, user: "u-covered", unread: 1, through: 10)
+            var laterOwner = later
+            laterRecords += Self.changes(&later, users: ["u-covered"], unread: 4, from: 1, asOf: 40)
+            laterRecords += Self.commit(&laterOwner, user: "u-covered", unread: 1, from: 1, through: 20)
+            laterRecords += Self.commit(&laterOwner, user: "u-covered", unread: 4, from: 2, through: 50)
+            let instance = try await Self.restored(bench, [(0, records, 20), (1, laterRecords, 50)])
+            // Taken with the commit through 20, the aborted records would have brought n-2…n-4 in
+            // as unread (the consumer, starting at 20, would then take them for duplicates and
+            // the app's sequence would stay behind its badge).
+            #expect(
+                await instance.gateway.badges.badges(userID: "u-split")
+                    == [Badge(appID: "chat", badge: 2, unread: 2, sequence: 2)])
+            #expect(
+                await instance.gateway.badges.badges(userID: "u-covered")
+                    == [Badge(appID: "chat", badge: 6, unread: 6, sequence: 6)])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("a record of the first state form stops the worker with a message that says what to do")
         func legacyStateRefused() async throws {
             let bench = try await GatewayBench(partitions: 1)
@@ -142,10 +187,10 @@ extension EmbeddedBrokerTests {
             for partition in 0..<partitions {
                 var state = PartitionState()
                 var records = Self.changes(
-                    &state, users: (0..<usersPerPartition).lazy.map { "u-\(partition)-\($0)" }, unread: 3)
+                    &state, users: (0..<usersPerPartition).lazy.map { "u-\(partition)-\($0)" }, unread: 3, asOf: 0)
                 records.append(Self.marker(through: 0))
                 let outcomes = try KafkaTestSupport.produce(
-                    bench.broker, topic: bench.topics.state, bytes: records, partition: Int32(partition))
+                    bench.broker, topic: bench.topics.state, headed: records, partition: Int32(partition))
                 #expect(outcomes.allSatisfy { $0.error == nil })
             }
             let started = ContinuousClock.now

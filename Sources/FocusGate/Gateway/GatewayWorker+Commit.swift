@@ -53,14 +53,20 @@ extension GatewayWorker {
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }
             let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
+            let marker = PartitionState.commitMarkerValue(through: through)
+            // Each record says which commit it belongs to: another writer's records (a member
+            // that lost the partition, an aborted transaction the embedded broker shows) can lie
+            // between it and its marker.
+            self.stateHeaders.removeAll()
+            self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
             try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
-                try self.producer.produce(topic: self.stateTopic, partition: partition, key: key, value: value)
+                try self.producer.produce(
+                    topic: self.stateTopic, partition: partition, key: key, value: value, headers: self.stateHeaders)
                 stateRecords += 1
                 stateBytes += key.count + (value?.count ?? 0)
             }
             // Closes the partition's changes: a restore applies them only when the input offsets
             // of this transaction committed (see StateRestorer).
-            let marker = PartitionState.commitMarkerValue(through: through)
             try self.producer.produce(
                 topic: self.stateTopic, partition: partition, key: PartitionState.commitMarkerKey, value: marker)
             stateRecords += 1

@@ -103,6 +103,8 @@ final class GatewayWorker {
     var stateTopic: KafkaTopic!
     /// Headers, keys and values of the record being produced (badge updates, status, summaries), rebuilt in place.
     var headerBuffer = KafkaHeaderBuffer()
+    /// The `as-of` header of the changelog records a commit writes for one partition.
+    var stateHeaders = KafkaHeaderBuffer()
     var badgeKey: [UInt8] = []
     var badgeValue: [UInt8] = []
     /// `<notifications topic>/`, the start of every `focusgate-source` header.

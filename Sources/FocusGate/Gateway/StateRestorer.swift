@@ -12,7 +12,10 @@ import Logging
 /// raises those at the last stable offset).
 ///
 /// A transaction's records of a partition end with a commit marker holding the input offset they
-/// are state as of. Records are applied a marker at a time: a group whose marker is past the
+/// are state as of, and each carries that offset in its `as-of` header: a marker closes the
+/// records as of its offset or earlier, in the order of their offsets, and records as of a later
+/// one (another writer's, sent before its transaction aborted) wait for theirs. Records are
+/// applied a marker at a time: a group whose marker is past the
 /// input partition's committed offset was written by a transaction whose offsets never committed,
 /// so it is skipped, as are records after the last marker (a commit cut short). A real cluster
 /// hides such records from `read_committed` already; the embedded broker writes no abort markers
@@ -22,7 +25,7 @@ import Logging
 /// the partition (its commit then failed) or an aborted transaction, after the state of newer
 /// input had been written; applied, it would put keys back as they were before that input.
 /// Processing is deterministic, so a skipped group's changes are in the groups applied around it.
-/// On a compacted topic only the newest marker survives, and everything before it forms one group.
+/// On a compacted topic only the newest marker survives, and it closes every record before it.
 ///
 /// A record of the first state form (whole users keyed by user id) is refused: the worker stops
 /// with a message that says so (docs/state.md, "Upgrading").
@@ -86,7 +89,10 @@ final class StateRestorer {
                         legacy = true
                         return batch.count
                     } else {
-                        group.append(key: key, value: record.value)
+                        let asOf = record.header(PartitionState.asOfHeader).flatMap {
+                            $0.flatMap(PartitionState.asOfOffset)
+                        }
+                        group.append(key: key, value: record.value, asOf: asOf)
                     }
                 }
                 return batch.count
@@ -136,6 +142,15 @@ final class StateRestorer {
                 ]
             )
         }
+        if group.interleaved > 0 {
+            self.logger.info(
+                "state records another commit's records had separated from their marker were put in order",
+                metadata: [
+                    "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
+                    "focusgate.records": "\(group.interleaved)",
+                ]
+            )
+        }
         if group.unreadable > 0 {
             self.logger.error(
                 "state records this version cannot read were dropped",
@@ -148,62 +163,126 @@ final class StateRestorer {
         return (Int(next - low), uncommitted)
     }
 
-    /// The records read since the last commit marker, their bytes copied into one reused buffer
-    /// (the consumer's records are gone after each batch; a group can span batches).
+    /// The records read and not yet closed by their commit's marker, their bytes copied into one
+    /// reused buffer (the consumer's records are gone after each batch; a group can span batches).
     private struct Group {
         private var bytes: [UInt8] = []
-        /// Each record's key in `bytes`, its value right after it; a value of `nil` (a tombstone)
-        /// has `valueCount` -1.
-        private var records: [(keyStart: Int, keyCount: Int, valueCount: Int)] = []
+        /// Each record's key in `bytes`, its value right after it (`valueCount` -1: a tombstone),
+        /// and the input offset its commit is as of (`nil`: a record written before records said
+        /// so, which belongs to the next marker).
+        private var records: [Record] = []
         /// Records skipped as past the committed offset.
         var skipped = 0
         /// Records skipped as behind state already applied (written late).
         var skippedLate = 0
+        /// Records another writer's records had separated from their marker, put back with it.
+        var interleaved = 0
         var unreadable = 0
         /// The input offset of the newest state applied so far.
         private var appliedThrough = Int64.min
+        private var order: [Int] = []
 
+        private struct Record {
+            var keyStart: Int
+            var keyCount: Int
+            var valueCount: Int
+            var asOf: Int64?
+        }
+
+        /// Records waiting for their marker.
         var count: Int { self.records.count }
 
-        mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-            self.records.append((self.bytes.count, key.count, value?.count ?? -1))
+        mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64?) {
+            self.records.append(
+                Record(keyStart: self.bytes.count, keyCount: key.count, valueCount: value?.count ?? -1, asOf: asOf))
             self.bytes.append(contentsOf: key)
             if let value { self.bytes.append(contentsOf: value) }
         }
 
-        /// Applies the records closed by a marker `through`, unless their transaction's offsets
-        /// never committed (`through` past `committed`) or they are older than state already
-        /// applied (`through` behind a marker applied before them).
+        /// Closes the commits a marker `through` ends: the records as of `through` or before
+        /// (a compacted topic keeps only the newest marker; an earlier commit's records another
+        /// writer's had followed wait for the next marker after them), in the order of the
+        /// offsets they are as of and in log order within one. A commit is applied unless its
+        /// offsets never committed (past `committed`) or it is older than state already applied.
+        /// Records as of a later offset (a commit still being written when this one's marker
+        /// came) keep waiting for theirs.
         mutating func close(through: Int64, committed: Int64, to state: inout PartitionState) {
-            defer {
-                self.records.removeAll(keepingCapacity: true)
-                self.bytes.removeAll(keepingCapacity: true)
+            self.order.removeAll(keepingCapacity: true)
+            var waiting = false
+            var ordered = true
+            var previous = Int64.min
+            for (index, record) in self.records.enumerated() {
+                let asOf = record.asOf ?? through
+                guard asOf <= through else {
+                    waiting = true
+                    continue
+                }
+                if asOf != through { self.interleaved += 1 }
+                if asOf < previous { ordered = false }
+                previous = asOf
+                self.order.append(index)
             }
-            guard through <= committed else {
-                self.skipped += self.records.count
-                return
+            if !ordered {
+                // Stable: within one commit, log order.
+                self.order.sort { left, right in
+                    let (a, b) = (self.records[left].asOf ?? through, self.records[right].asOf ?? through)
+                    return a != b ? a < b : left < right
+                }
             }
-            guard through >= self.appliedThrough else {
-                self.skippedLate += self.records.count
-                return
-            }
-            self.appliedThrough = through
             var unreadable = 0
             self.bytes.withUnsafeBytes { bytes in
-                for record in self.records {
-                    let valueStart = record.keyStart + record.keyCount
-                    let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
-                    let value =
-                        record.valueCount < 0
-                        ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + record.valueCount])
-                    do {
-                        try state.restore(key: key, value: value)
-                    } catch {
-                        unreadable += 1
+                var start = 0
+                while start < self.order.count {
+                    let asOf = self.records[self.order[start]].asOf ?? through
+                    var end = start + 1
+                    while end < self.order.count && (self.records[self.order[end]].asOf ?? through) == asOf { end += 1 }
+                    defer { start = end }
+                    guard asOf <= committed else {
+                        self.skipped += end - start
+                        continue
+                    }
+                    guard asOf >= self.appliedThrough else {
+                        self.skippedLate += end - start
+                        continue
+                    }
+                    self.appliedThrough = asOf
+                    for index in self.order[start..<end] {
+                        let record = self.records[index]
+                        let valueStart = record.keyStart + record.keyCount
+                        let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
+                        let value =
+                            record.valueCount < 0
+                            ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + record.valueCount])
+                        do {
+                            try state.restore(key: key, value: value)
+                        } catch {
+                            unreadable += 1
+                        }
                     }
                 }
             }
             self.unreadable += unreadable
+            if waiting {
+                self.keepWaiting(through: through)
+            } else {
+                self.records.removeAll(keepingCapacity: true)
+                self.bytes.removeAll(keepingCapacity: true)
+            }
+        }
+
+        /// Drops the records a marker `through` closed, keeping those as of a later offset.
+        private mutating func keepWaiting(through: Int64) {
+            var bytes: [UInt8] = []
+            var records: [Record] = []
+            for var record in self.records where (record.asOf ?? through) > through {
+                let end = record.keyStart + record.keyCount + max(0, record.valueCount)
+                let start = bytes.count
+                bytes.append(contentsOf: self.bytes[record.keyStart..<end])
+                record.keyStart = start
+                records.append(record)
+            }
+            self.bytes = bytes
+            self.records = records
         }
     }
 }

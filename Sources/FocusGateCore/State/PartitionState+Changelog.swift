@@ -58,6 +58,19 @@ extension PartitionState {
         return value
     }
 
+    /// The header every other record of a commit carries: the input offset its state is as of,
+    /// in the marker's form (``commitMarkerValue(through:)``). A restore tells by it which commit
+    /// a record belongs to, also when another writer's records lie between it and its marker
+    /// (docs/state.md, "Exactly-once and the commit marker").
+    public static let asOfHeader = "as-of"
+
+    /// The input offset an `as-of` header holds; `nil` when its bytes are not one.
+    public static func asOfOffset(_ value: UnsafeRawBufferPointer) -> Int64? {
+        var reader = Reader(bytes: value)
+        guard let offset = try? reader.varint(), reader.isAtEnd else { return nil }
+        return Int64(bitPattern: offset)
+    }
+
     /// The input offset of a commit marker record; `nil` when the record is not one.
     /// Called for every record a restore reads: compares two bytes, nothing generic.
     public static func commitMarkerOffset(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Int64? {
