@@ -82,16 +82,20 @@ let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map {
     return records
 }
 
-/// Writes the history into a run's state topic.
+/// Writes the history into a run's state topic, each record with the `as-of` header a worker's
+/// commit gives it.
 func preloadHistory(topic: String) throws {
     var failed = 0
     let producer = try KafkaProducer(
         configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
         onDeliveryReport: { if $0.error != nil { failed += 1 } }
     )
+    let asOf = [KafkaHeader(name: PartitionState.asOfHeader, value: PartitionState.commitMarkerValue(through: 0))]
     for (partition, records) in historyRecords.enumerated() {
         for (count, record) in records.enumerated() {
-            try producer.produce(topic: topic, partition: Int32(partition), key: record.key, value: record.value)
+            try producer.produce(
+                topic: topic, partition: Int32(partition), key: record.key, value: record.value,
+                headers: record.key == PartitionState.commitMarkerKey ? [] : asOf)
             if count % 10_000 == 0 { producer.poll() }
         }
     }
