@@ -95,7 +95,7 @@ public struct GatewayMetrics: Sendable {
             ))
         self.stateBytes = registry.makeCounter(
             descriptor: .focusgate(
-                "state_bytes", unit: "total", "Key and value bytes written to the state changelog."))
+                "state_bytes", unit: "total", "Key, value and header bytes written to the state changelog."))
         self.workerAllocations =
             AllocationCounter.isLoaded
             ? registry.makeCounter(

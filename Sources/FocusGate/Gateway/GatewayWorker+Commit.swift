@@ -59,11 +59,12 @@ extension GatewayWorker {
             // between it and its marker.
             self.stateHeaders.removeAll()
             self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
+            let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
             try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
                 try self.producer.produce(
                     topic: self.stateTopic, partition: partition, key: key, value: value, headers: self.stateHeaders)
                 stateRecords += 1
-                stateBytes += key.count + (value?.count ?? 0)
+                stateBytes += key.count + (value?.count ?? 0) + headerBytes
             }
             // Closes the partition's changes: a restore applies them only when the input offsets
             // of this transaction committed (see StateRestorer).
