@@ -168,6 +168,45 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a worker's commits write each changelog record with the as-of header of the marker that closes it")
+        func commitsWriteAsOf() async throws {
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
+            let records = (0..<200).map { Events.notification("n-\($0)", user: "u-\($0 % 20)") }
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.notifications, records: records.map { ($0.key, $0.value) })
+            try await instance.waitUntil(
+                { ((try? bench.committedOffsets()) ?? [:]).values.reduce(0, +) == Int64(records.count) },
+                what: "every input committed")
+            var pending: [Int32: [Int64?]] = [:]
+            var closed = 0
+            for record in try bench.readAll(bench.topics.state) {
+                let key = record.key ?? []
+                if key == PartitionState.commitMarkerKey {
+                    // The marker's value has the header's form.
+                    let through = try #require(
+                        record.value.flatMap { value in
+                            value.withUnsafeBytes { PartitionState.asOfOffset($0) }
+                        })
+                    #expect(
+                        pending[record.partition, default: []].allSatisfy { $0 == through },
+                        "partition \(record.partition)")
+                    closed += pending[record.partition, default: []].count
+                    pending[record.partition] = []
+                } else {
+                    let asOf = record.headers.last { $0.name == PartitionState.asOfHeader }?.value.flatMap { value in
+                        value.withUnsafeBytes { PartitionState.asOfOffset($0) }
+                    }
+                    pending[record.partition, default: []].append(asOf)
+                }
+            }
+            #expect(closed >= 20, "every user's changes were written and closed")
+            #expect(pending.values.allSatisfy { $0.isEmpty }, "no record after the last marker")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("a record of the first state form stops the worker with a message that says what to do")
         func legacyStateRefused() async throws {
             let bench = try await GatewayBench(partitions: 1)
