@@ -144,7 +144,7 @@ final class StateRestorer {
         }
         if group.interleaved > 0 {
             self.logger.info(
-                "state records another commit's records had separated from their marker were put in order",
+                "state records that another commit's marker came after were kept for their own",
                 metadata: [
                     "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
                     "focusgate.records": "\(group.interleaved)",
@@ -175,7 +175,8 @@ final class StateRestorer {
         var skipped = 0
         /// Records skipped as behind state already applied (written late).
         var skippedLate = 0
-        /// Records another writer's records had separated from their marker, put back with it.
+        /// Records a marker of an earlier offset came after: another commit's marker (a
+        /// transaction that aborted before its own marker was sent, then the next writer's).
         var interleaved = 0
         var unreadable = 0
         /// The input offset of the newest state applied so far.
@@ -187,6 +188,8 @@ final class StateRestorer {
             var keyCount: Int
             var valueCount: Int
             var asOf: Int64?
+            /// A marker of an earlier offset came after it (counted once in ``interleaved``).
+            var waited = false
         }
 
         /// Records waiting for their marker.
@@ -199,25 +202,28 @@ final class StateRestorer {
             if let value { self.bytes.append(contentsOf: value) }
         }
 
-        /// Closes the commits a marker `through` ends: the records as of `through` or before
-        /// (a compacted topic keeps only the newest marker; an earlier commit's records another
-        /// writer's had followed wait for the next marker after them), in the order of the
-        /// offsets they are as of and in log order within one. A commit is applied unless its
-        /// offsets never committed (past `committed`) or it is older than state already applied.
-        /// Records as of a later offset (a commit still being written when this one's marker
-        /// came) keep waiting for theirs.
+        /// Closes what a marker `through` ends: the records as of `through` or an earlier offset
+        /// (on a compacted topic, also earlier commits' records whose markers compaction removed),
+        /// applied in the order of their offsets and in log order within one. Each commit's
+        /// records are applied unless its offsets never committed (past `committed`) or it is
+        /// older than state already applied. Records as of a later offset (a transaction that
+        /// aborted before its marker was sent, followed by the next writer's commit) keep waiting
+        /// for a marker at or past theirs.
         mutating func close(through: Int64, committed: Int64, to state: inout PartitionState) {
             self.order.removeAll(keepingCapacity: true)
             var waiting = false
             var ordered = true
             var previous = Int64.min
-            for (index, record) in self.records.enumerated() {
-                let asOf = record.asOf ?? through
+            for index in self.records.indices {
+                let asOf = self.records[index].asOf ?? through
                 guard asOf <= through else {
                     waiting = true
+                    if !self.records[index].waited {
+                        self.records[index].waited = true
+                        self.interleaved += 1
+                    }
                     continue
                 }
-                if asOf != through { self.interleaved += 1 }
                 if asOf < previous { ordered = false }
                 previous = asOf
                 self.order.append(index)
