@@ -20,6 +20,7 @@
 //   output (its record timestamp): the way in, apart from the output's way to the reader.
 //   BENCH_EXACTLY_ONCE=1 adds, to each latency rate, an exactly-once run's latency to commit.
 //   BENCH_TRACE=1 adds progress every 100 ms, cache hits and misses, and each worker's timing.
+//   BENCH_COMMIT_MS sets the commit interval (250 ms by default).
 import BenchmarkSupport
 import FocusGate
 import FocusGateCore
@@ -41,7 +42,8 @@ let warmup = users
 /// Earlier notifications per user, in the state changelog each `serve` run starts from. The
 /// embedded broker keeps at most 5 MiB per partition, which bounds this (10: about 3 MB a partition).
 let history = Int(ProcessInfo.processInfo.environment["BENCH_HISTORY"] ?? "") ?? 10
-let commitInterval = Duration.milliseconds(250)
+/// The commit interval of every run, the raw pass-through's included (`BENCH_COMMIT_MS`, 250 by default).
+let commitInterval = Duration.milliseconds(Int(ProcessInfo.processInfo.environment["BENCH_COMMIT_MS"] ?? "") ?? 250)
 let logger: Logger = {
     guard ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil else {
         return Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
