@@ -168,6 +168,24 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "records written before the as-of header, then with it, as an upgrade leaves them: each commit taken once")
+        func upgradeMixesForms() async throws {
+            let bench = try await GatewayBench()
+            var state = PartitionState()
+            var records = Self.commit(&state, user: "u-upgraded", unread: 2, through: 10, headed: false)
+            records += Self.commit(&state, user: "u-upgraded", unread: 1, from: 2, through: 20)
+            // An instance of the earlier version, still running in the rolling upgrade, past the
+            // committed offset: skipped.
+            records += Self.commit(&state, user: "u-upgraded", unread: 1, from: 3, through: 30, headed: false)
+            let instance = try await Self.restored(bench, [(0, records, 20)])
+            #expect(
+                await instance.gateway.badges.badges(userID: "u-upgraded")
+                    == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("a worker's commits write each changelog record with the as-of header of the marker that closes it")
         func commitsWriteAsOf() async throws {
             let bench = try await GatewayBench()
