@@ -181,7 +181,8 @@ final class StateRestorer {
         var unreadable = 0
         /// The input offset of the newest state applied so far.
         private var appliedThrough = Int64.min
-        private var order: [Int] = []
+        /// The records a marker closes: the offset each is as of, and where it is in ``records``.
+        private var order: [(asOf: Int64, index: Int)] = []
 
         private struct Record {
             var keyStart: Int
@@ -226,22 +227,17 @@ final class StateRestorer {
                 }
                 if asOf < previous { ordered = false }
                 previous = asOf
-                self.order.append(index)
+                self.order.append((asOf, index))
             }
-            if !ordered {
-                // Stable: within one commit, log order.
-                self.order.sort { left, right in
-                    let (a, b) = (self.records[left].asOf ?? through, self.records[right].asOf ?? through)
-                    return a != b ? a < b : left < right
-                }
-            }
+            // By offset, and within one commit in log order.
+            if !ordered { self.order.sort { $0 < $1 } }
             var unreadable = 0
             self.bytes.withUnsafeBytes { bytes in
                 var start = 0
                 while start < self.order.count {
-                    let asOf = self.records[self.order[start]].asOf ?? through
+                    let asOf = self.order[start].asOf
                     var end = start + 1
-                    while end < self.order.count && (self.records[self.order[end]].asOf ?? through) == asOf { end += 1 }
+                    while end < self.order.count && self.order[end].asOf == asOf { end += 1 }
                     defer { start = end }
                     guard asOf <= committed else {
                         self.skipped += end - start
@@ -252,7 +248,7 @@ final class StateRestorer {
                         continue
                     }
                     self.appliedThrough = asOf
-                    for index in self.order[start..<end] {
+                    for (_, index) in self.order[start..<end] {
                         let record = self.records[index]
                         let valueStart = record.keyStart + record.keyCount
                         let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
