@@ -18,6 +18,9 @@ extension BrokerFaultAuditTests {
             var duration: Duration = .seconds(2)
             /// The fault must make the gateway abort and replay (checked, so the fault surely hit it).
             var aborts = false
+            /// At-least-once, the fault must make the group refuse offsets that the gateway then
+            /// commits later, with no abort and nothing replayed (checked).
+            var defersOffsets = false
             /// The embedded broker may write a resent produce request twice (see `Audit.check`).
             var brokerResends = false
             var inject: @Sendable (EmbeddedKafkaBroker) throws -> Void
@@ -60,8 +63,9 @@ extension BrokerFaultAuditTests {
                 try $0.pushRequestErrors(.produce, [6, 7, 56, 6, 7].map(Self.code))
             },
             Fault(name: "Fetch errors") { try $0.pushRequestErrors(.fetch, [6, 7, 6, 7, 6, 7, 6, 7].map(Self.code)) },
-            // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT, REBALANCE_IN_PROGRESS.
-            Fault(name: "OffsetCommit errors", mode: .atLeastOnce, aborts: true) {
+            // COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, REQUEST_TIMED_OUT, REBALANCE_IN_PROGRESS:
+            // everything was delivered, so the offsets wait for the next commit.
+            Fault(name: "OffsetCommit errors", mode: .atLeastOnce, defersOffsets: true) {
                 try $0.pushRequestErrors(.offsetCommit, [15, 16, 7, 27].map(Self.code))
             },
             Fault(name: "TxnOffsetCommit errors") {
@@ -131,8 +135,13 @@ extension BrokerFaultAuditTests {
             if fault.aborts {
                 #expect(aborted >= 1 && replayed >= 1, "the fault reached the gateway: it aborted and replayed")
             }
+            let deferred = Int(instance.metric("focusgate_offset_commits_deferred_total"))
+            if fault.defersOffsets {
+                #expect(deferred >= 1, "the fault reached the gateway: the group refused offsets")
+                #expect(aborted == 0 && replayed == 0, "refused offsets were committed later, nothing replayed")
+            }
             print(
-                "fault audit [\(fault.testDescription)]: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed"
+                "fault audit [\(fault.testDescription)]: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed, \(deferred) offset commits deferred"
             )
             try await instance.stop()
             await bench.shutdown()

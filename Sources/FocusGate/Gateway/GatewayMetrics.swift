@@ -12,6 +12,8 @@ public struct GatewayMetrics: Sendable {
     let committed: Counter
     let aborted: Counter
     let replayed: Counter
+    /// At-least-once commits whose offsets the group did not take; they go with the next commit.
+    let offsetsDeferred: Counter
     /// Seconds workers paused before replaying, after aborts in a row (``ReplayBackoff``).
     let replayBackoff: Counter
     /// At-least-once producers given up for new ones after a fatal error (a record refused for good).
@@ -77,6 +79,11 @@ public struct GatewayMetrics: Sendable {
             descriptor: .focusgate(
                 "replayed_records", unit: "total",
                 "Records processed again because an abort rewound them to the last commit (exactly-once: their first outputs were aborted; at-least-once: they may be repeated)."
+            ))
+        self.offsetsDeferred = registry.makeCounter(
+            descriptor: .focusgate(
+                "offset_commits_deferred", unit: "total",
+                "At-least-once: commits whose outputs and state were delivered but whose input offsets the group did not take; the offsets go with the next commit, nothing is replayed."
             ))
         self.replayBackoff = registry.makeCounter(
             descriptor: .focusgate(

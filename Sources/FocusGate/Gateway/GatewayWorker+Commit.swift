@@ -15,10 +15,17 @@ extension GatewayWorker {
         let owned = self.partitions.keys.sorted()
         let changed = owned.filter { self.partitions[$0]!.state.hasChanges }
         let offsets = owned.compactMap { partition -> KafkaTopicPartition? in
-            guard let progress = self.partitions[partition], progress.hasUncommittedOffsets, let next = progress.next
-            else { return nil }
+            guard let progress = self.partitions[partition] else { return nil }
+            let offset: Int64
+            if progress.hasUncommittedOffsets, let next = progress.next {
+                offset = next
+            } else if progress.groupBehind {
+                offset = progress.committed
+            } else {
+                return nil
+            }
             return KafkaTopicPartition(
-                topic: self.configuration.topics.notifications, partition: partition, offset: next)
+                topic: self.configuration.topics.notifications, partition: partition, offset: offset)
         }
         guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
 
@@ -101,7 +108,10 @@ extension GatewayWorker {
             if let failure = self.deliveries.firstFailure {
                 throw failure
             }
-            try self.consumer.commit(offsets)
+            // Everything since the last commit is delivered, the changelog's commit markers
+            // included: the group's offsets may lag behind that, never run ahead of it.
+            let groupTook = try self.commitOffsetsOrDefer(offsets)
+            for offset in offsets { self.partitions[offset.partition]!.groupBehind = !groupTook }
         }
         for partition in owned {
             self.partitions[partition]!.state.commit()
@@ -120,6 +130,37 @@ extension GatewayWorker {
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
         self.metrics.stateBytes.increment(by: Int64(stateBytes))
         self.metrics.badgeUpdates.increment(by: Int64(badgeUpdates))
+    }
+
+    /// At-least-once: commits the input offsets to the group once everything before them was
+    /// delivered. A refusal that is not fatal (a rebalance in progress, a coordinator moving)
+    /// leaves them for the next commit instead of replaying what was delivered: a restart or the
+    /// next owner meanwhile starts from the group's older offset, with the state as of it. A
+    /// member that lost its partitions hears it from the rebalance.
+    ///
+    /// - Returns: Whether the group took the offsets.
+    /// - Throws: A fatal ``KafkaError``.
+    private func commitOffsetsOrDefer(_ offsets: [KafkaTopicPartition]) throws(KafkaError) -> Bool {
+        guard !offsets.isEmpty else { return true }
+        do {
+            try self.consumer.commit(offsets)
+        } catch  where !error.isFatal {
+            self.metrics.offsetsDeferred.increment()
+            self.offsetCommitsRefusedInARow += 1
+            if self.offsetCommitsRefusedInARow == 1 {
+                self.logger.warning(
+                    "the group did not take the offsets; they go with the next commit",
+                    metadata: ["kafka.error": "\(error)", "kafka.partitions": "\(offsets.map(\.partition))"])
+            }
+            return false
+        }
+        if self.offsetCommitsRefusedInARow > 0 {
+            self.logger.info(
+                "the group took the deferred offsets",
+                metadata: ["focusgate.refused": "\(self.offsetCommitsRefusedInARow)"])
+            self.offsetCommitsRefusedInARow = 0
+        }
+        return true
     }
 
     /// Undoes everything since the last commit after a non-fatal error: aborts the transaction

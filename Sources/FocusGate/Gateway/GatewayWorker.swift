@@ -20,7 +20,14 @@ final class GatewayWorker {
     final class Partition {
         var state: PartitionState
         /// The offset a rewind returns to: the last committed one (`KafkaOffset.beginning` when none).
+        /// At-least-once, a commit whose outputs and state were all delivered moves it on even when
+        /// the group did not take the offset (``groupBehind``).
         var committed: Int64
+        /// At-least-once: the group's offset is behind ``committed``, because its offset commit
+        /// failed after everything up to ``committed`` was delivered; the next commit sends it
+        /// again. A restart or the next owner meanwhile starts from the group's offset, with the
+        /// state as of it (the changelog's commit markers past it are not applied).
+        var groupBehind = false
         /// The offset after the last record processed since assignment or rewind.
         var next: Int64?
         /// The offset after the last record the consumer handed over (processed or not: an abort
@@ -78,6 +85,8 @@ final class GatewayWorker {
     var transactionOpen = false
     /// Records processed since the last commit: what an abort sends back to be processed again.
     var processedSinceCommit = 0
+    /// At-least-once offset commits the group refused since it last took one (logged once a run).
+    var offsetCommitsRefusedInARow = 0
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
     /// transaction that has not committed yet: an abort puts them back.
     var groupOffsetsAhead: [Int32] = []
