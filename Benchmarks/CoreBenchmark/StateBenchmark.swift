@@ -8,70 +8,90 @@ import Foundation
 /// earlier notifications (half of them read) before the measurement. Then the measured stream:
 /// users drawn from a Zipf distribution (s = 1), 85% notifications with new ids, 10% reads of a
 /// user's latest id, 5% clears; a commit every 2,048 records writes the changed keys' changelog
-/// records. Returns records/s, changelog bytes (key + value) per record and changelog records per record.
-@MainActor func steadyStateBenchmark(history: Int, records: Int = 1_000_000) -> (
-    rate: Double, bytes: Double, records: Double
-) {
-    let users = (0..<6_250).map { "user-\($0)" }
-    var state = PartitionState()
-    var changelogBytes = 0
-    var changelogRecords = 0
-    let commit = { (state: inout PartitionState) in
-        state.writeChanges { key, value in
-            changelogBytes += key.count + (value?.count ?? 0)
-            changelogRecords += 1
-        }
-        state.commit()
-    }
-    for round in 0..<history {
-        for user in users {
-            _ = state.admit(
-                NotificationEvent(id: "h-\(round)", userID: user, appID: "com.example.chat", filterCriteria: "work"),
-                context: nil, nowMilliseconds: 0)
-            if round % 2 == 1 {
-                _ = state.admit(
-                    NotificationEvent(
-                        kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
-                    context: nil, nowMilliseconds: 0)
+/// records. Runs in slices (``run(_:)``), so that two histories can be measured alternately.
+struct SteadyStateRun {
+    private var state = PartitionState()
+    private let events: [NotificationEvent]
+    private var position = 0
+    private var changelogBytes = 0
+    private var changelogRecords = 0
+    /// Records and seconds of the measured slices.
+    private(set) var measured = (records: 0, seconds: 0.0)
+    private(set) var sink = 0
+
+    init(history: Int, records: Int = 1_000_000) {
+        let users = (0..<6_250).map { "user-\($0)" }
+        // Events built before timing: the benchmark measures the state, not string formatting.
+        var random = SplitMix(state: 42)
+        let zipf = Zipf(count: users.count, exponent: 1)
+        var latest = [Int](repeating: -1, count: users.count)
+        self.events = (0..<records).map { index in
+            let user = zipf.sample(&random)
+            let roll = Int(random.next() % 100)
+            if roll < 10 && latest[user] >= 0 {
+                return NotificationEvent(
+                    kind: .read, id: "r-\(index)", userID: users[user], appID: "com.example.chat",
+                    notificationIDs: ["n-\(latest[user])"])
+            } else if roll < 15 {
+                return NotificationEvent(kind: .clear, id: "c-\(index)", userID: users[user], appID: "com.example.chat")
             }
-        }
-        commit(&state)
-    }
-    // Events built before timing: the benchmark measures the state, not string formatting.
-    var random = SplitMix(state: 42)
-    let zipf = Zipf(count: users.count, exponent: 1)
-    var latest = [Int](repeating: -1, count: users.count)
-    let events: [NotificationEvent] = (0..<records).map { index in
-        let user = zipf.sample(&random)
-        let roll = Int(random.next() % 100)
-        if roll < 10 && latest[user] >= 0 {
+            latest[user] = index
             return NotificationEvent(
-                kind: .read, id: "r-\(index)", userID: users[user], appID: "com.example.chat",
-                notificationIDs: ["n-\(latest[user])"])
-        } else if roll < 15 {
-            return NotificationEvent(kind: .clear, id: "c-\(index)", userID: users[user], appID: "com.example.chat")
+                id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
         }
-        latest[user] = index
-        return NotificationEvent(
-            id: "n-\(index)", userID: users[user], appID: "com.example.chat", filterCriteria: "work")
-    }
-    changelogBytes = 0
-    changelogRecords = 0
-    var position = 0
-    let rate = measure(
-        "partition state per record at steady state: \(history) earlier notification(s) a user, Zipf users, reads and clears; changelog and commit every 2,048",
-        iterations: records
-    ) {
-        let event = events[position % events.count]
-        position += 1
-        var produced = 0
-        if case .applied(let update) = state.admit(event, context: nil, nowMilliseconds: 0), update != nil {
-            produced = 1
+        for round in 0..<history {
+            for user in users {
+                _ = self.state.admit(
+                    NotificationEvent(
+                        id: "h-\(round)", userID: user, appID: "com.example.chat", filterCriteria: "work"),
+                    context: nil, nowMilliseconds: 0)
+                if round % 2 == 1 {
+                    _ = self.state.admit(
+                        NotificationEvent(
+                            kind: .read, id: "r", userID: user, appID: "com.example.chat",
+                            notificationIDs: ["h-\(round)"]),
+                        context: nil, nowMilliseconds: 0)
+                }
+            }
+            self.commit()
         }
-        if position % 2048 == 0 { commit(&state) }
-        return produced
+        self.changelogBytes = 0
+        self.changelogRecords = 0
     }
-    return (rate, Double(changelogBytes) / Double(position), Double(changelogRecords) / Double(position))
+
+    private mutating func commit() {
+        var bytes = 0
+        var records = 0
+        self.state.writeChanges { key, value in
+            bytes += key.count + (value?.count ?? 0)
+            records += 1
+        }
+        self.state.commit()
+        self.changelogBytes += bytes
+        self.changelogRecords += records
+    }
+
+    /// Takes the next `records` events of the stream (from its start again after its end), with
+    /// a commit every 2,048; `timed` counts them in ``measured``.
+    mutating func run(_ records: Int, timed: Bool = true) {
+        let started = ContinuousClock.now
+        for _ in 0..<records {
+            let event = self.events[self.position % self.events.count]
+            self.position += 1
+            if case .applied(let update) = self.state.admit(event, context: nil, nowMilliseconds: 0), update != nil {
+                self.sink &+= 1
+            }
+            if self.position % 2048 == 0 { self.commit() }
+        }
+        guard timed else { return }
+        self.measured.records += records
+        self.measured.seconds += (ContinuousClock.now - started) / .seconds(1)
+    }
+
+    /// Changelog bytes (key + value) and records per record taken.
+    var changelogPerRecord: (bytes: Double, records: Double) {
+        (Double(self.changelogBytes) / Double(self.position), Double(self.changelogRecords) / Double(self.position))
+    }
 }
 
 /// The changelog of 1,000,000 users with history (16 partitions' worth, built by the engine),
