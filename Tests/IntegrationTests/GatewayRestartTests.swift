@@ -204,5 +204,56 @@ extension EmbeddedBrokerTests {
             #expect(await second.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
+
+        @Test(
+            "at-least-once, killed while the group refuses offsets after their outputs and state were delivered: the restart starts from the group's offset with the state as of it; nothing lost, badges exact"
+        )
+        func killedWithOffsetsDeferred() async throws {
+            let bench = try await GatewayBench()
+            let records = Self.stream(3000)
+            let expectedIDs = Self.outputIDs(records)
+
+            let first = try await ServeProcess(bench, environment: ["FOCUSGATE_DELIVERY_MODE": "at-least-once"])
+            #expect(try await first.waitUntilReady())
+            #expect(try await first.waitUntilAssigned())
+            let producing = Self.produceInBackground(bench, records, chunks: 60)
+            let commits = #"focusgate_transactions_total{result="committed"}"#
+            #expect(try await first.waitForMetric(commits, atLeast: 1, timeout: .seconds(30)))
+            // From here the group refuses every offset commit (REBALANCE_IN_PROGRESS) while
+            // outputs, changelog records and their commit markers keep being delivered.
+            try bench.broker.pushRequestErrors(
+                .offsetCommit, Array(repeating: KafkaError.Code(rawValue: 27), count: 1000))
+            let deferred = "focusgate_offset_commits_deferred_total"
+            #expect(try await first.waitForMetric(deferred, atLeast: 3, timeout: .seconds(30)))
+            try await first.waitForConsumed(await first.metric("focusgate_events_consumed_total") + 300)
+            #expect(await first.metric("focusgate_replayed_records_total") == 0, "refused offsets replay nothing")
+            #expect(await first.stop(SIGKILL) == SIGKILL)
+            let committedAtKill = try bench.committedOffsets()
+            try bench.broker.clearRequestErrors(.offsetCommit)
+            try await producing.value
+
+            let second = try await ServeProcess(bench, environment: ["FOCUSGATE_DELIVERY_MODE": "at-least-once"])
+            #expect(try await second.waitUntilReady())
+            let audit = try await bench.settled(records: records.count)
+            let outputs = audit.outputsByID
+            #expect(Set(outputs.keys) == Set(expectedIDs), "nothing lost")
+            var duplicates = 0
+            for (id, messages) in outputs where messages.count > 1 {
+                duplicates += messages.count - 1
+                for message in messages {
+                    let source = (message.header("focusgate-source") ?? "").split(separator: "/")
+                    let partition = Int32(source.dropLast().last ?? "") ?? -1
+                    let offset = Int64(source.last ?? "") ?? -1
+                    #expect(offset >= committedAtKill[partition] ?? 0, "\(id) repeated from before the group's offset")
+                }
+            }
+            print(
+                "deferred-offsets SIGKILL audit: \(expectedIDs.count) inputs, group's offsets at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs"
+            )
+            #expect(duplicates > 0, "the restart replayed what the group's offsets had not reached")
+            #expect(audit.finalBadges == Events.expectedBadges(records), "badges equal a recomputation from the inputs")
+            #expect(await second.stop(SIGTERM) == 0)
+            await bench.shutdown()
+        }
     }
 }
