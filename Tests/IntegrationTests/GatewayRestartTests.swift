@@ -77,6 +77,25 @@ extension EmbeddedBrokerTests {
             }
         }
 
+        /// Checks that every expected id came out and that each repeated output came from an input
+        /// at or past its partition's offset in `pastOffsets` (the group's offsets when the first
+        /// instance was killed); returns the number of repeated outputs.
+        static func repeats(in audit: Audit, expected: [String], pastOffsets: [Int32: Int64]) -> Int {
+            let outputs = audit.outputsByID
+            #expect(Set(outputs.keys) == Set(expected), "nothing lost")
+            var duplicates = 0
+            for (id, messages) in outputs where messages.count > 1 {
+                duplicates += messages.count - 1
+                for message in messages {
+                    let source = (message.header("focusgate-source") ?? "").split(separator: "/")
+                    let partition = Int32(source.dropLast().last ?? "") ?? -1
+                    let offset = Int64(source.last ?? "") ?? -1
+                    #expect(offset >= pastOffsets[partition] ?? 0, "\(id) repeated from before the group's offset")
+                }
+            }
+            return duplicates
+        }
+
         @Test("stopped gracefully mid-stream and restarted: every input exactly once, badges continue")
         func gracefulRestart() async throws {
             let bench = try await GatewayBench()
@@ -183,18 +202,7 @@ extension EmbeddedBrokerTests {
             let second = try await ServeProcess(bench)
             #expect(try await second.waitUntilReady())
             let audit = try await bench.settled(records: records.count)
-            let outputs = audit.outputsByID
-            #expect(Set(outputs.keys) == Set(expectedIDs), "nothing lost")
-            var duplicates = 0
-            for (id, messages) in outputs where messages.count > 1 {
-                duplicates += messages.count - 1
-                for message in messages {
-                    let source = (message.header("focusgate-source") ?? "").split(separator: "/")
-                    let partition = Int32(source.dropLast().last ?? "") ?? -1
-                    let offset = Int64(source.last ?? "") ?? -1
-                    #expect(offset >= committedAtKill[partition] ?? 0, "\(id) repeated from before the last commit")
-                }
-            }
+            let duplicates = Self.repeats(in: audit, expected: expectedIDs, pastOffsets: committedAtKill)
             print(
                 "SIGKILL audit: \(expectedIDs.count) inputs, committed at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs from the uncommitted window"
             )
@@ -235,18 +243,7 @@ extension EmbeddedBrokerTests {
             let second = try await ServeProcess(bench, environment: ["FOCUSGATE_DELIVERY_MODE": "at-least-once"])
             #expect(try await second.waitUntilReady())
             let audit = try await bench.settled(records: records.count)
-            let outputs = audit.outputsByID
-            #expect(Set(outputs.keys) == Set(expectedIDs), "nothing lost")
-            var duplicates = 0
-            for (id, messages) in outputs where messages.count > 1 {
-                duplicates += messages.count - 1
-                for message in messages {
-                    let source = (message.header("focusgate-source") ?? "").split(separator: "/")
-                    let partition = Int32(source.dropLast().last ?? "") ?? -1
-                    let offset = Int64(source.last ?? "") ?? -1
-                    #expect(offset >= committedAtKill[partition] ?? 0, "\(id) repeated from before the group's offset")
-                }
-            }
+            let duplicates = Self.repeats(in: audit, expected: expectedIDs, pastOffsets: committedAtKill)
             print(
                 "deferred-offsets SIGKILL audit: \(expectedIDs.count) inputs, group's offsets at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs"
             )
