@@ -214,9 +214,13 @@ extension BrokerFaultAuditTests {
 
         @Test("three instances join and leave under load: nothing lost, order kept, repeats only where counted")
         func threeInstancesRebalancing() async throws {
+            // Exactly-once unless `FOCUSGATE_TEST_THREE_INSTANCE_MODE` is `at-least-once` (docs/reliability.md).
+            let mode: GatewayConfiguration.DeliveryMode =
+                ProcessInfo.processInfo.environment["FOCUSGATE_TEST_THREE_INSTANCE_MODE"] == "at-least-once"
+                ? .atLeastOnce : .exactlyOnce
             let bench = try await GatewayBench()
             let records = Stream.stream(4000)
-            let first = try await InProcessGateway(bench, configuration: bench.configuration())
+            let first = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
             try await first.waitUntil { first.gateway.assignedPartitions > 0 }
             var instances = [first]
             let producing = Stream.produceInBackground(bench, records, chunks: 40)
@@ -226,7 +230,7 @@ extension BrokerFaultAuditTests {
             for target in [600.0, 1200.0] {
                 let members = instances
                 try await members[0].waitUntil({ consumed(members) >= target }, timeout: .seconds(60))
-                let joining = try await InProcessGateway(bench, configuration: bench.configuration())
+                let joining = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
                 // A join takes the embedded broker two rebalances of 5 s or more each (cooperative
                 // protocol), and a commit caught by one costs the members their assignment (one
                 // more): a busy machine has needed more than 30 s.
@@ -247,14 +251,18 @@ extension BrokerFaultAuditTests {
             // The state of the two members left, for keys whose last badge record is older than
             // their newest (an aborted late writer the embedded broker shows).
             let state = await Audit.committedBadges(of: [instances[0], instances[2]], records: records)
-            let findings = audit.check(against: records, replayed: replayed, committedBadges: state)
+            // At-least-once, a partition's next owner also repeats what its previous owner delivered
+            // past the group's offsets, which no abort counts: repeats are not bounded there.
+            let findings = audit.check(
+                against: records, replayed: mode == .exactlyOnce ? replayed : .infinity, committedBadges: state)
             let expected = Events.expectedBadges(records)
             let wrong = Set(expected.keys).union(state.keys).filter { expected[$0] != state[$0] }
             #expect(wrong.isEmpty, "the members' committed badges equal a recomputation: \(wrong.sorted().prefix(3))")
             let rebalances = instances.map { Int($0.metric("focusgate_rebalances_total")) }
+            let deferred = instances.reduce(0) { $0 + $1.metric("focusgate_offset_commits_deferred_total") }
             let shares = instances.map { Int($0.metric("focusgate_events_consumed_total")) }
             print(
-                "three-instance audit: \(findings); consumed \(shares), rebalances \(rebalances), \(Int(replayed)) replayed"
+                "three-instance audit (\(mode)): \(findings); consumed \(shares), rebalances \(rebalances), \(Int(replayed)) replayed, \(Int(deferred)) offset commits deferred"
             )
             #expect(shares.allSatisfy { $0 > 0 }, "every instance owned partitions under load")
             try await instances[0].stop()
