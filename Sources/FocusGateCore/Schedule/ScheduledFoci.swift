@@ -12,9 +12,11 @@ final class ScheduledFoci: Sendable {
     /// The context in force when no Focus is on.
     let off: CompiledFocusContext
     /// Where the Focus in force may change within the horizon, ascending; ``segmentFoci``
-    /// holds the Focus on from each. Empty without a horizon.
+    /// holds the Focus on from each, and ``segmentConfigurations`` the context in force (looked
+    /// up here once, not by the Focus's name per decision). Empty without a horizon.
     private let segmentStarts: [Int64]
     private let segmentFoci: [String?]
+    private let segmentConfigurations: [CompiledFocusContext]
     /// The end of the horizon: the last segment holds until here.
     private let horizonEnd: Int64
 
@@ -44,6 +46,7 @@ final class ScheduledFoci: Sendable {
         }
         self.segmentStarts = starts
         self.segmentFoci = foci
+        self.segmentConfigurations = foci.map { focus in focus.flatMap { configurations[$0] } ?? off }
         self.horizonEnd = end
     }
 
@@ -55,7 +58,8 @@ final class ScheduledFoci: Sendable {
 
     /// The context in force at `instant`.
     func configuration(at instant: Int64) -> CompiledFocusContext {
-        guard let focus = self.focus(at: instant) else { return self.off }
+        if let segment = self.segment(of: instant) { return self.segmentConfigurations[segment] }
+        guard let focus = self.timeline.focus(at: instant) else { return self.off }
         return self.configurations[focus] ?? self.off
     }
 
