@@ -85,7 +85,7 @@ final class GatewayWorker {
     var transactionOpen = false
     /// Records processed since the last commit: what an abort sends back to be processed again.
     var processedSinceCommit = 0
-    /// At-least-once offset commits the group refused since it last took one (logged once a run).
+    /// At-least-once offset commits the group refused since it last took one (the first of them logs a warning).
     var offsetCommitsRefusedInARow = 0
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
     /// transaction that has not committed yet: an abort puts them back.
