@@ -32,10 +32,12 @@ extension Audit {
     /// Audits the outputs against the inputs that produced them:
     /// - every input has an outcome (delivered, silenced or DLQ) and nothing else came out;
     /// - per user and output topic, first outputs come in input order;
-    /// - repeated outputs number at most `replayed`, the records the gateway itself counted as
-    ///   processed again after an abort (`focusgate_replayed_records_total`): in exactly-once mode a
-    ///   real cluster hides them (the embedded broker writes no abort markers); in at-least-once
-    ///   mode they are the duplicates the mode allows;
+    /// - repeated outputs number at most `consumedAgain`, the records the gateway itself counted as
+    ///   consumed a second time (``InProcessGateway/consumedAgain``): those an abort replayed
+    ///   (`focusgate_replayed_records_total`), which in exactly-once mode a real cluster hides (the
+    ///   embedded broker writes no abort markers), and at-least-once those delivered past the
+    ///   group's offsets when their partition left an instance
+    ///   (`focusgate_reconsumed_records_total`): the duplicates the mode allows;
     /// - the last badge record per (user, app) equals a recomputation from the inputs (under
     ///   `context`, every user's, when given); unless `checksBadges` is false, for a test whose
     ///   Focus changes with no input (a schedule, an expiry), which the recomputation cannot know:
@@ -47,13 +49,13 @@ extension Audit {
     ///   cluster hides it. Counted in ``Findings/olderBadgesLast``.
     /// - With `brokerResends`, repeats identical to the first copy (same partition, key, value,
     ///   headers with the decision's time, and producer timestamp; a replay decides again and
-    ///   produces anew) do not count against `replayed`: the producer sent their request again
+    ///   produces anew) do not count against `consumedAgain`: the producer sent their request again
     ///   after its connection closed, and the embedded broker, which drops such a resend only for
     ///   transactional producers, wrote it twice. A real broker drops it for any idempotent
     ///   producer. Counted in ``Findings/resentOutputs``.
     @discardableResult
     func check(
-        against records: [(key: String?, value: String)], replayed: Double, context: CompiledFocusContext? = nil,
+        against records: [(key: String?, value: String)], consumedAgain: Double, context: CompiledFocusContext? = nil,
         checksBadges: Bool = true, committedBadges: [String: Badge]? = nil, brokerResends: Bool = false,
         sourceLocation: SourceLocation = #_sourceLocation
     ) -> Findings {
@@ -102,8 +104,8 @@ extension Audit {
             unexpected.isEmpty, "no output without an input: \(unexpected.prefix(5))", sourceLocation: sourceLocation)
         #expect(violations.isEmpty, "per-user order kept: \(violations.prefix(5))", sourceLocation: sourceLocation)
         #expect(
-            Double(repeated - (brokerResends ? resent : 0)) <= replayed,
-            "\(repeated) repeated outputs (\(resent) resent), but the gateway counted only \(Int(replayed)) replayed records",
+            Double(repeated - (brokerResends ? resent : 0)) <= consumedAgain,
+            "\(repeated) repeated outputs (\(resent) resent), but the gateway counted only \(Int(consumedAgain)) records consumed again",
             sourceLocation: sourceLocation)
         func described(_ key: String) -> String {
             func text(_ badge: Badge?) -> String { badge.map(String.init(describing:)) ?? "none" }

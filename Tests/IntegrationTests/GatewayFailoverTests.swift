@@ -43,7 +43,7 @@ extension EmbeddedBrokerTests {
                 "state rolled back: the replay is not mistaken for duplicates")
             // The mock writes no abort markers, so the aborted attempt's outputs stay visible to
             // the audit (a real cluster hides them): repeats are allowed up to the replays counted.
-            audit.check(against: records, replayed: instance.metric("focusgate_replayed_records_total"))
+            audit.check(against: records, consumedAgain: instance.consumedAgain)
             try await instance.stop()
             await bench.shutdown()
         }
@@ -90,10 +90,9 @@ extension EmbeddedBrokerTests {
             // A member whose assignment is lost mid-rebalance aborts its open transaction. A real
             // cluster hides the aborted outputs; the embedded broker writes no abort markers, so
             // they stay visible: the auditor allows no more repeats than the replays counted.
-            let replayed =
-                first.metric("focusgate_replayed_records_total") + second.metric("focusgate_replayed_records_total")
-            let findings = audit.check(against: records, replayed: replayed)
-            print("handover audit: \(findings); \(Int(replayed)) replayed")
+            let consumedAgain = first.consumedAgain + second.consumedAgain
+            let findings = audit.check(against: records, consumedAgain: consumedAgain)
+            print("handover audit: \(findings); \(Int(consumedAgain)) consumed again")
             // The survivor reads every user's committed badges, including those the first instance kept.
             let expected = Events.expectedBadges(records)
             var mismatched: [String] = []

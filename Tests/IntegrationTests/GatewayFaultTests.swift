@@ -5,7 +5,7 @@ import Testing
 
 extension BrokerFaultAuditTests {
     /// Broker faults injected through the embedded broker's API while the gateway is under load,
-    /// each followed by a full audit of the outputs (``Audit/check(against:replayed:sourceLocation:)``).
+    /// each followed by a full audit of the outputs (``Audit/check(against:consumedAgain:context:checksBadges:committedBadges:brokerResends:sourceLocation:)``).
     @Suite("Gateway under broker faults, audited")
     struct GatewayFaultTests {
         typealias Stream = EmbeddedBrokerTests.GatewayRestartTests
@@ -21,6 +21,9 @@ extension BrokerFaultAuditTests {
             /// At-least-once, the fault must make the group refuse offsets that the gateway then
             /// commits later, with no abort and nothing replayed (checked).
             var defersOffsets = false
+            /// At-least-once, the fault must make a partition leave with the group's offsets behind
+            /// what was delivered, so that it is consumed again from there (checked).
+            var consumesAgain = false
             /// The embedded broker may write a resent produce request twice (see `Audit.check`).
             var brokerResends = false
             var inject: @Sendable (EmbeddedKafkaBroker) throws -> Void
@@ -67,6 +70,14 @@ extension BrokerFaultAuditTests {
             // everything was delivered, so the offsets wait for the next commit.
             Fault(name: "OffsetCommit errors", mode: .atLeastOnce, defersOffsets: true) {
                 try $0.pushRequestErrors(.offsetCommit, [15, 16, 7, 27].map(Self.code))
+            },
+            // UNKNOWN_MEMBER_ID: the group refuses the offsets of delivered outputs and librdkafka
+            // declares the assignment lost. The member joins again and the partitions come back at
+            // the group's older offsets: what was delivered past them is consumed again, and the
+            // member counted it as the partitions left (a busy machine's session timeout under
+            // "every broker down" did the same, and its repeats were not counted before).
+            Fault(name: "OffsetCommit UNKNOWN_MEMBER_ID", mode: .atLeastOnce, consumesAgain: true) {
+                try $0.pushRequestErrors(.offsetCommit, [25].map(Self.code))
             },
             Fault(name: "TxnOffsetCommit errors") {
                 try $0.pushRequestErrors(.transactionOffsetCommit, [15, 16, 51].map(Self.code))
@@ -130,7 +141,9 @@ extension BrokerFaultAuditTests {
 
             let audit = try await bench.settled(records: records.count, timeout: .seconds(90))
             let replayed = instance.metric("focusgate_replayed_records_total")
-            let findings = audit.check(against: records, replayed: replayed, brokerResends: fault.brokerResends)
+            let reconsumed = instance.metric("focusgate_reconsumed_records_total")
+            let findings = audit.check(
+                against: records, consumedAgain: instance.consumedAgain, brokerResends: fault.brokerResends)
             let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
             if fault.aborts {
                 #expect(aborted >= 1 && replayed >= 1, "the fault reached the gateway: it aborted and replayed")
@@ -138,10 +151,15 @@ extension BrokerFaultAuditTests {
             let deferred = Int(instance.metric("focusgate_offset_commits_deferred_total"))
             if fault.defersOffsets {
                 #expect(deferred >= 1, "the fault reached the gateway: the group refused offsets")
-                #expect(aborted == 0 && replayed == 0, "refused offsets were committed later, nothing replayed")
+                #expect(
+                    aborted == 0 && replayed == 0 && reconsumed == 0,
+                    "refused offsets were committed later, nothing replayed or consumed again")
+            }
+            if fault.consumesAgain {
+                #expect(reconsumed >= 1, "the fault reached the gateway: partitions left with the group behind")
             }
             print(
-                "fault audit [\(fault.testDescription)]: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed, \(deferred) offset commits deferred"
+                "fault audit [\(fault.testDescription)]: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed, \(deferred) offset commits deferred, \(Int(reconsumed)) consumed again past the group's offsets"
             )
             try await instance.stop()
             await bench.shutdown()
@@ -178,7 +196,7 @@ extension BrokerFaultAuditTests {
             let (bench, instance, records) = try await self.refusingGateway(records: 600, refusals: 1)
             let audit = try await bench.settled(records: records.count)
             let replayed = instance.metric("focusgate_replayed_records_total")
-            let findings = audit.check(against: records, replayed: replayed)
+            let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
             #expect(aborted >= 1 && replayed >= 1, "the refused delivery made the gateway abort and replay")
             #expect(
@@ -200,7 +218,7 @@ extension BrokerFaultAuditTests {
                 $0.replayBackoff = .milliseconds(200)
             }
             let audit = try await bench.settled(records: records.count)
-            let findings = audit.check(against: records, replayed: instance.metric("focusgate_replayed_records_total"))
+            let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = Int(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#))
             let paused = instance.metric("focusgate_replay_backoff_seconds_total")
             #expect(aborted >= 2, "the refusals failed commits in a row")
@@ -248,13 +266,14 @@ extension BrokerFaultAuditTests {
             let committed = try bench.committedOffsets().values.reduce(0, +)
             #expect(committed == Int64(records.count), "the group's offsets caught up with every input")
             let replayed = instances.reduce(0) { $0 + $1.metric("focusgate_replayed_records_total") }
+            let reconsumed = instances.reduce(0) { $0 + $1.metric("focusgate_reconsumed_records_total") }
             // The state of the two members left, for keys whose last badge record is older than
             // their newest (an aborted late writer the embedded broker shows).
             let state = await Audit.committedBadges(of: [instances[0], instances[2]], records: records)
             // At-least-once, a partition's next owner also repeats what its previous owner delivered
-            // past the group's offsets, which no abort counts: repeats are not bounded there.
+            // past the group's offsets: counted by the previous owner as it let the partition go.
             let findings = audit.check(
-                against: records, replayed: mode == .exactlyOnce ? replayed : .infinity, committedBadges: state)
+                against: records, consumedAgain: instances.reduce(0) { $0 + $1.consumedAgain }, committedBadges: state)
             let expected = Events.expectedBadges(records)
             let wrong = Set(expected.keys).union(state.keys).filter { expected[$0] != state[$0] }
             #expect(wrong.isEmpty, "the members' committed badges equal a recomputation: \(wrong.sorted().prefix(3))")
@@ -262,7 +281,7 @@ extension BrokerFaultAuditTests {
             let deferred = instances.reduce(0) { $0 + $1.metric("focusgate_offset_commits_deferred_total") }
             let shares = instances.map { Int($0.metric("focusgate_events_consumed_total")) }
             print(
-                "three-instance audit (\(mode)): \(findings); consumed \(shares), rebalances \(rebalances), \(Int(replayed)) replayed, \(Int(deferred)) offset commits deferred"
+                "three-instance audit (\(mode)): \(findings); consumed \(shares), rebalances \(rebalances), \(Int(replayed)) replayed, \(Int(deferred)) offset commits deferred, \(Int(reconsumed)) consumed again past the group's offsets"
             )
             #expect(shares.allSatisfy { $0 > 0 }, "every instance owned partitions under load")
             try await instances[0].stop()

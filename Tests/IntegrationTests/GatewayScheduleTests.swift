@@ -177,7 +177,7 @@ extension EmbeddedBrokerTests {
                 try Self.records(bench, bench.topics.status, key: "u-kill").map { $0["focused"] as? Bool } == [true])
             // Nothing lost or repeated across the kill (the badges are checked above: a schedule
             // changes them with no input, which the auditor's recomputation cannot know).
-            try bench.audit().check(against: records, replayed: 0, checksBadges: false)
+            try bench.audit().check(against: records, consumedAgain: 0, checksBadges: false)
             #expect(await second.stop(SIGTERM) == 0)
             await bench.shutdown()
         }
@@ -213,8 +213,7 @@ extension EmbeddedBrokerTests {
             #expect(second.metric("focusgate_timers_fired_total") == Double(users.count))
             try bench.audit().check(
                 against: records,
-                replayed: first.metric("focusgate_replayed_records_total")
-                    + second.metric("focusgate_replayed_records_total"),
+                consumedAgain: first.consumedAgain + second.consumedAgain,
                 checksBadges: false)
             try await second.stop()
             await bench.shutdown()

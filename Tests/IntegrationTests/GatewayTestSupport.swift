@@ -305,6 +305,13 @@ final class InProcessGateway: Sendable {
     func metric(_ name: String, labels: String = "") -> Double {
         self.registry.samples[labels.isEmpty ? name : "\(name){\(labels)}"] ?? 0
     }
+
+    /// The records this instance made the group consume a second time, and so the repeated
+    /// outputs it may account for: those an abort replayed, and (at-least-once) those delivered
+    /// past the group's offsets when their partition left it.
+    var consumedAgain: Double {
+        self.metric("focusgate_replayed_records_total") + self.metric("focusgate_reconsumed_records_total")
+    }
 }
 
 /// A wall clock the test moves by hand (``GatewayConfiguration/clock``).

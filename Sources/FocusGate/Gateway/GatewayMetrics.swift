@@ -12,6 +12,9 @@ public struct GatewayMetrics: Sendable {
     let committed: Counter
     let aborted: Counter
     let replayed: Counter
+    /// At-least-once: records delivered past the group's offsets when their partition left this
+    /// worker; its next owner consumes them again.
+    let reconsumed: Counter
     /// At-least-once commits whose offsets the group did not take; they go with the next commit.
     let offsetsDeferred: Counter
     /// Seconds workers paused before replaying, after aborts in a row (``ReplayBackoff``).
@@ -80,10 +83,15 @@ public struct GatewayMetrics: Sendable {
                 "replayed_records", unit: "total",
                 "Records processed again because an abort rewound them to the last commit (exactly-once: their first outputs were aborted; at-least-once: they may be repeated)."
             ))
+        self.reconsumed = registry.makeCounter(
+            descriptor: .focusgate(
+                "reconsumed_records", unit: "total",
+                "At-least-once: records whose outputs were delivered past the group's offsets (offset commits the group refused) when their partition left this worker; its next owner consumes them again and may repeat them."
+            ))
         self.offsetsDeferred = registry.makeCounter(
             descriptor: .focusgate(
                 "offset_commits_deferred", unit: "total",
-                "At-least-once: commits whose outputs and state were delivered but whose input offsets the group did not take; the offsets go with the next commit, nothing is replayed."
+                "At-least-once: commits whose outputs and state were delivered but whose input offsets the group did not take; the offsets go with the next commit (a partition that leaves first is consumed again from the group's offset: focusgate_reconsumed_records_total)."
             ))
         self.replayBackoff = registry.makeCounter(
             descriptor: .focusgate(

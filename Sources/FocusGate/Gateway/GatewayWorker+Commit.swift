@@ -111,7 +111,10 @@ extension GatewayWorker {
             // Everything since the last commit is delivered, the changelog's commit markers
             // included: the group's offsets may lag behind that, never run ahead of it.
             let groupTook = try self.commitOffsetsOrDefer(offsets)
-            for offset in offsets { self.partitions[offset.partition]!.groupBehind = !groupTook }
+            for offset in offsets {
+                self.partitions[offset.partition]!.groupBehind = !groupTook
+                if groupTook { self.partitions[offset.partition]!.groupOffset = offset.offset }
+            }
         }
         for partition in owned {
             self.partitions[partition]!.state.commit()

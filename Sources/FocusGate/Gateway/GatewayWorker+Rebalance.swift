@@ -71,8 +71,20 @@ extension GatewayWorker {
                 try self.abortAndRewind(after: error)
             }
         }
+        var pastGroup: Int64 = 0
+        defer {
+            if pastGroup > 0 {
+                // At-least-once: delivered, but the group refused the offsets (a deferral, the
+                // lost membership itself); the next owner takes these records again.
+                self.metrics.reconsumed.increment(by: pastGroup)
+                self.logger.warning(
+                    "partitions left with the group's offsets behind what was delivered; their next owner repeats it",
+                    metadata: ["kafka.partitions": "\(revoked)", "focusgate.records": "\(pastGroup)"])
+            }
+        }
         for partition in revoked {
-            guard self.partitions.removeValue(forKey: partition) != nil else { continue }
+            guard let progress = self.partitions.removeValue(forKey: partition) else { continue }
+            pastGroup += progress.deliveredPastGroup
             self.progress.assigned.subtract(1, ordering: .relaxed)
             self.metrics.assignedPartitions.decrement()
             if let gauge = self.lagGauges.removeValue(forKey: partition) { self.metrics.removeConsumerLag(gauge) }

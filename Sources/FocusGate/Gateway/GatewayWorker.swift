@@ -28,6 +28,13 @@ final class GatewayWorker {
         /// again. A restart or the next owner meanwhile starts from the group's offset, with the
         /// state as of it (the changelog's commit markers past it are not applied).
         var groupBehind = false
+        /// At-least-once: the offset the group holds for the partition, as far as this worker
+        /// knows: the committed offset it was assigned at, then each one the group took. Until
+        /// the group holds one, the first record taken since the assignment (where
+        /// `auto.offset.reset=earliest` starts the next owner). A partition that leaves while
+        /// ``groupBehind`` is consumed again from here by its next owner
+        /// (`focusgate_reconsumed_records_total`).
+        var groupOffset: Int64?
         /// The offset after the last record processed since assignment or rewind.
         var next: Int64?
         /// The offset after the last record the consumer handed over (processed or not: an abort
@@ -43,6 +50,14 @@ final class GatewayWorker {
         init(state: PartitionState, committed: Int64) {
             self.state = state
             self.committed = committed
+            self.groupOffset = committed >= 0 ? committed : nil
+        }
+
+        /// The records delivered past the group's offset: what the partition's next owner
+        /// consumes again if it leaves now.
+        var deliveredPastGroup: Int64 {
+            guard self.groupBehind, let groupOffset = self.groupOffset else { return 0 }
+            return max(0, self.committed - groupOffset)
         }
 
         var hasUncommittedOffsets: Bool { self.next.map { $0 != self.committed } ?? false }
@@ -56,6 +71,7 @@ final class GatewayWorker {
                 self.staleFrom = nil  // the replay has begun
             }
             if let next = self.next, offset < next { return false }
+            if self.groupOffset == nil { self.groupOffset = offset }
             self.seen = max(self.seen ?? offset + 1, offset + 1)
             return true
         }
