@@ -26,12 +26,13 @@ run: deps
 	$(SWIFT) build --product focusgate
 	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/debug/focusgate serve
 
-## test: every test (unit and integration against the embedded broker over TCP)
+## test: every test (unit and integration against the embedded broker over TCP), then the fuzz
+## targets' committed corpus and a fixed-seed run (open-ended fuzzing is `make fuzz`)
 test:
 	@scripts/install-deps.sh --test
 	$(SWIFT) build --build-tests
 	@SWIFT=$(SWIFT) scripts/test.sh
-	@scripts/fuzz.sh 10
+	@scripts/fuzz.sh --replay
 
 ## bench: benchmarks, release build; prints rates and ratios
 bench: release

@@ -1,49 +1,64 @@
 #!/usr/bin/env bash
 # Installs what FocusGate needs from the system and is not there yet.
-# As root on Debian/Ubuntu it uses apt-get; otherwise it says exactly what to install.
-# With --test it also installs what only the tests use: promtool (Debian's prometheus package)
-# checks the alert rules, docker-compose validates deploy/compose.yaml, and schemathesis (PyPI,
-# installed with pip) sends generated requests to a real `focusgate serve`.
+#   scripts/install-deps.sh           what serving needs (make run): pkg-config and librdkafka
+#   scripts/install-deps.sh --test    also what the tests need (make test): kcat, PostgreSQL's server
+#                                     binaries, promtool (Debian's prometheus package), docker-compose,
+#                                     Python's venv module, and the Python tools of
+#                                     scripts/python-requirements.txt in a virtual environment under
+#                                     .build/venv (never a system-wide pip)
+# As root on Debian or Ubuntu it uses apt-get; otherwise it prints the one `sudo apt-get` line to run.
 set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+testing=false
+[ "${1:-}" = "--test" ] && testing=true
 
-missing=()
 command -v swift >/dev/null 2>&1 || {
     echo "error: Swift 6.1 or newer is required (https://www.swift.org/install/linux/)." >&2
     exit 1
 }
+
+missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists rdkafka 2>/dev/null || missing+=(librdkafka-dev)
-command -v kcat >/dev/null 2>&1 || missing+=(kcat)
-# PostgreSQL server binaries: the store tests start a real server.
-ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
-if [ "${1:-}" = "--test" ]; then
+if $testing; then
+    command -v kcat >/dev/null 2>&1 || missing+=(kcat)
+    # The store tests start a throwaway PostgreSQL server on 127.0.0.1.
+    ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
     command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
     { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || missing+=(docker-compose)
-fi
-
-if [ "${1:-}" = "--test" ] && ! command -v schemathesis >/dev/null 2>&1; then
-    command -v python3 >/dev/null 2>&1 || missing+=(python3-pip)
-    if command -v python3 >/dev/null 2>&1; then
-        echo "installing: schemathesis (PyPI)"
-        python3 -m pip install --quiet --disable-pip-version-check 'schemathesis==4.32.5' \
-            || { echo "error: pip could not install schemathesis: python3 -m pip install 'schemathesis==4.32.5'" >&2; exit 1; }
-        command -v schemathesis >/dev/null 2>&1 \
-            || { echo "error: schemathesis is installed but not on the PATH (pip's scripts folder)" >&2; exit 1; }
+    # The Python tools live in a virtual environment made by the python3 first on the PATH.
+    if ! command -v python3 >/dev/null 2>&1; then
+        missing+=(python3 python3-venv)
+    elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+        missing+=(python3-venv)
     fi
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "installing: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    else
+        echo "error: missing system packages: ${missing[*]}" >&2
+        echo "  Debian/Ubuntu: sudo apt-get install -y --no-install-recommends ${missing[*]}" >&2
+        exit 1
+    fi
+fi
 
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-else
-    echo "error: missing system packages: ${missing[*]}" >&2
-    echo "  Debian/Ubuntu: sudo apt-get install -y ${missing[*]}" >&2
-    echo "  (librdkafka-dev: librdkafka 2.x headers and pkg-config 'rdkafka'; kcat: the walkthrough;" >&2
-    echo "   postgresql: the store tests start a throwaway server on 127.0.0.1;" >&2
-    echo "   prometheus: promtool checks the alert rules; docker-compose: validates deploy/compose.yaml)" >&2
-    exit 1
+$testing || exit 0
+
+# Python tools (schemathesis, and jsonschema with it), pinned, in .build/venv. Made again when the
+# requirements change or the interpreter it was made with is gone.
+venv="$root/.build/venv"
+requirements="$root/scripts/python-requirements.txt"
+if ! cmp -s "$requirements" "$venv/requirements.txt" || ! "$venv/bin/python3" -c '' >/dev/null 2>&1; then
+    echo "installing: Python tools into .build/venv ($(python3 --version 2>&1))"
+    rm -rf "$venv"
+    mkdir -p "$root/.build"
+    python3 -m venv "$venv"
+    "$venv/bin/python3" -m pip install --quiet --disable-pip-version-check --requirement "$requirements" \
+        || { echo "error: pip could not install $requirements into $venv" >&2; rm -rf "$venv"; exit 1; }
+    cp "$requirements" "$venv/requirements.txt"
 fi

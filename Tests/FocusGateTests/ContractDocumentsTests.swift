@@ -113,7 +113,7 @@ struct ContractDocumentsTests {
             ("focus-summary", try Self.summaryRecord(withScores: true)),
             ("focus-summary", try Self.summaryRecord(withScores: false)),
         ]
-        // Checked with Python's jsonschema (installed with schemathesis by `make test`).
+        // Checked with Python's jsonschema (installed with schemathesis into .build/venv by `make test`).
         let script = """
             import json, sys, pathlib, jsonschema
             from referencing import Registry, Resource
@@ -135,7 +135,8 @@ struct ContractDocumentsTests {
         var input: [UInt8] = []
         for (schema, value) in written { input += Array("\(schema)\t".utf8) + value + [UInt8(ascii: "\n")] }
         let result = try await ChildProcess.run(
-            "python3", ["-c", script, Self.docs.appendingPathComponent("schemas").path], input: input)
+            try PythonTools.path("python3"), ["-c", script, Self.docs.appendingPathComponent("schemas").path],
+            input: input)
         let printed = result.output + result.error
         #expect(result.status == 0, "\(printed)")
         #expect(printed.contains("validated 6"), "\(printed)")

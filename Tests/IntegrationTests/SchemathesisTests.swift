@@ -20,7 +20,7 @@ extension EmbeddedBrokerTests {
             try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: workingDirectory) }
             let result = try await ChildProcess.run(
-                "schemathesis",
+                try PythonTools.path("schemathesis"),
                 [
                     "run", document, "--url", "http://127.0.0.1:\(serve.adminPort)",
                     "--checks",
