@@ -37,14 +37,27 @@ struct OperationsFilesTests {
         #expect(rules.status == 0 && rules.output.contains("SUCCESS: 6 rules found"), "\(rules.output)")
         let config = try await Self.run(promtool, ["check", "config", "dashboards/prometheus/prometheus.yml"])
         #expect(config.status == 0, "\(config.output)")
+        var alerts: Set<String> = []
         for document in try Self.yamlDocuments("dashboards/prometheus/alerts.yaml") {
             for group in document["groups"] as? [[String: Any]] ?? [] {
                 for rule in group["rules"] as? [[String: Any]] ?? [] {
                     let annotations = rule["annotations"] as? [String: Any]
                     #expect(annotations?["runbook"] is String, "\(rule["alert"] ?? "?") says what to do")
+                    if let name = rule["alert"] as? String { alerts.insert(name) }
                 }
             }
         }
+        // docs/contract.md's "Alerts" table names every rule, and no other.
+        let contract = try String(contentsOf: Self.root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
+        let section =
+            contract.components(separatedBy: "\n## Alerts\n").last?.components(separatedBy: "\n## ").first ?? ""
+        let documented = Set(
+            section.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap {
+                $0.split(separator: "`").dropFirst().first.map(String.init)
+            })
+        #expect(
+            documented == alerts,
+            "documented only: \(documented.subtracting(alerts)); rules only: \(alerts.subtracting(documented))")
     }
 
     @Test("the dashboard is valid JSON with a panel for every operator question; provisioning parses")
