@@ -142,6 +142,28 @@ struct ContractDocumentsTests {
         #expect(printed.contains("validated 6"), "\(printed)")
     }
 
+    @Test("AsyncAPI: its operations are the topics FocusGate reads (receive) and writes (send), both ways")
+    func asyncAPIOperationsAreTheUsages() throws {
+        let document = try Self.asyncAPI()
+        let channels = try #require(document["channels"] as? [String: [String: Any]])
+        let operations = try #require(document["operations"] as? [String: [String: Any]])
+        var documented: Set<String> = []
+        for (name, operation) in operations {
+            let reference = (operation["channel"] as? [String: Any])?["$ref"] as? String ?? ""
+            let channel = String(reference.split(separator: "/").last ?? "")
+            let address = try #require(channels[channel]?["address"] as? String, "\(name): \(reference)")
+            documented.insert("\(operation["action"] as? String ?? "?") \(address)")
+        }
+        var used: Set<String> = []
+        for usage in TopicNames().usages {
+            if usage.isRead { used.insert("receive \(usage.name)") }
+            if usage.isWritten { used.insert("send \(usage.name)") }
+        }
+        #expect(
+            documented == used,
+            "documented only: \(documented.subtracting(used).sorted()); used only: \(used.subtracting(documented).sorted())")
+    }
+
     @Test("AsyncAPI: every topic of the code is a channel, every reason and DLQ code is in the headers, payloads exist")
     func asyncAPICoversTheCode() throws {
         let document = try Self.asyncAPI()

@@ -23,6 +23,30 @@ struct ServerConfigurationTests {
         }
     }
 
+    @Test("docs/contract.md's Configuration table has every key the reader knows, and no other")
+    func contractTableMatchesTheReader() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let contract = try String(contentsOf: root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
+        let section =
+            contract.components(separatedBy: "\n## Configuration\n").last?.components(separatedBy: "\n## ").first ?? ""
+        // A row's first cell: one key, or several as `a` / `b` (each in backticks).
+        var documented: Set<String> = []
+        for line in section.split(separator: "\n") where line.hasPrefix("| `") {
+            let cell = line.split(separator: "|").first ?? ""
+            for key in cell.split(separator: "`").enumerated().filter({ $0.offset % 2 == 1 }).map(\.element) {
+                documented.insert(String(key))
+            }
+        }
+        // `kafka.properties` is one key: a map of librdkafka properties.
+        let known = Set(ServerConfiguration.keys).union(["kafka.properties"])
+        #expect(known.count >= 40)
+        #expect(
+            documented == known,
+            "documented only: \(documented.subtracting(known).sorted()); read only: \(known.subtracting(documented).sorted())"
+        )
+    }
+
     @Test("the environment overrides the file; kafka.properties merge")
     func environmentOverrides() throws {
         let yaml = """

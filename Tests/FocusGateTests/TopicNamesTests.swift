@@ -13,12 +13,12 @@ struct TopicNamesTests {
         #expect(
             specifications.map(\.name) == [
                 "notifications", "focus.invalidations", "notifications.delivered", "notifications.silenced",
-                "notifications.dlq", "notifications.summaries", "notifications.badges", "focusgate.state",
-                "focus.status",
+                "notifications.badges", "focus.status", "notifications.summaries", "notifications.dlq",
+                "focusgate.state",
             ])
         #expect(
             specifications.filter(\.isCompacted).map(\.name) == [
-                "notifications.badges", "focusgate.state", "focus.status",
+                "notifications.badges", "focus.status", "focusgate.state",
             ])
         #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
     }
