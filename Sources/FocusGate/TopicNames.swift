@@ -64,7 +64,8 @@ public struct TopicNames: Sendable, Hashable {
             usage.isCompacted
                 ? KafkaTopicSpecification.compacted(
                     usage.name, partitions: partitions, replicationFactor: replicationFactor)
-                : KafkaTopicSpecification(name: usage.name, partitions: partitions, replicationFactor: replicationFactor)
+                : KafkaTopicSpecification(
+                    name: usage.name, partitions: partitions, replicationFactor: replicationFactor)
         }
     }
 }

@@ -161,7 +161,8 @@ struct ContractDocumentsTests {
         }
         #expect(
             documented == used,
-            "documented only: \(documented.subtracting(used).sorted()); used only: \(used.subtracting(documented).sorted())")
+            "documented only: \(documented.subtracting(used).sorted()); used only: \(used.subtracting(documented).sorted())"
+        )
     }
 
     @Test("AsyncAPI: every topic of the code is a channel, every reason and DLQ code is in the headers, payloads exist")
