@@ -142,6 +142,96 @@ struct ContractDocumentsTests {
         #expect(printed.contains("validated 6"), "\(printed)")
     }
 
+    /// A context with every field the schema has, at every level.
+    static let fullContext = #"""
+        {"userId":"u-1","version":3,"focus":"Work","expiresAt":"2030-01-01T00:00:00Z","allowTimeSensitive":false,
+         "hideBadges":true,"otherApps":"silence",
+         "apps":{"chat":{"filterPredicate":"SELF == 'work'","silenced":true,"parameters":{"account":"w"}}},
+         "people":{"allowed":["boss"],"silenced":["spam"],"allowRepeated":true},
+         "rateLimits":{"perUser":{"max":20,"windowSeconds":3600},"perApp":{"max":5,"windowSeconds":600},"exempt":["critical"]},
+         "timeZone":"Europe/Paris","focusSetAt":"2029-12-31T00:00:00Z",
+         "foci":{"Sleep":{"allowTimeSensitive":false,"hideBadges":true,"otherApps":"silence","apps":{},
+                          "people":{"allowed":[],"silenced":[],"allowRepeated":false},"rateLimits":{"exempt":[]},
+                          "sharesStatus":false}},
+         "schedules":[{"focus":"Sleep","days":["mon"],"start":"22:00","end":"07:00"}],
+         "sharesStatus":false,"summaries":{"atFocusEnd":false,"times":["08:00"]}}
+        """#
+
+    @Test(
+        "focus-context.schema.json has the fields the code reads and writes, at every level, both ways: a full context round-trips through the real decoder and encoder, and each stored property is a property of the schema"
+    )
+    func contextSchemaIsTheCode() throws {
+        let schema = try Self.schema("focus-context")
+        let definitions = schema["$defs"] as? [String: [String: Any]] ?? [:]
+        /// The schema object a reference or an inline object names.
+        func resolve(_ node: Any?) -> [String: Any] {
+            guard let object = node as? [String: Any] else { return [:] }
+            guard let reference = object["$ref"] as? String else { return object }
+            let parts = reference.split(separator: "/").map(String.init)
+            if parts.count == 3, parts[1] == "$defs" { return definitions[parts[2]] ?? [:] }
+            if parts.count == 3, parts[1] == "properties" {
+                return resolve((schema["properties"] as? [String: Any])?[parts[2]])
+            }
+            return [:]
+        }
+        func properties(_ node: [String: Any]) -> Set<String> {
+            Set((node["properties"] as? [String: Any] ?? [:]).keys)
+        }
+
+        // Schema → code: every field survives the real decoder and encoder.
+        let document = try #require(
+            try JSONSerialization.jsonObject(with: Data(Self.fullContext.utf8)) as? [String: Any])
+        let context = try FocusContext.decode(from: Data(Self.fullContext.utf8))
+        let encoded = try #require(try JSONSerialization.jsonObject(with: context.encoded()) as? [String: Any])
+        func keys(_ object: Any?, _ path: [String]) -> Set<String> {
+            var node = object
+            for step in path { node = (node as? [String: Any])?[step] ?? (node as? [Any])?.first }
+            return Set((node as? [String: Any] ?? [:]).keys)
+        }
+        let levels: [(path: [String], schema: [String: Any])] = [
+            ([], schema),
+            (
+                ["apps", "chat"],
+                resolve((resolve((schema["properties"] as? [String: Any])?["apps"]))["additionalProperties"])
+            ),
+            (["people"], resolve((schema["properties"] as? [String: Any])?["people"])),
+            (["rateLimits"], resolve((schema["properties"] as? [String: Any])?["rateLimits"])),
+            (["rateLimits", "perUser"], definitions["rateLimit"] ?? [:]),
+            (["foci", "Sleep"], definitions["focusConfiguration"] ?? [:]),
+            (["schedules", "0"], definitions["schedule"] ?? [:]),
+            (["summaries"], resolve((schema["properties"] as? [String: Any])?["summaries"])),
+        ]
+        for (path, level) in levels {
+            let documented = properties(level)
+            #expect(!documented.isEmpty, "\(path): the schema has properties")
+            #expect(keys(document, path) == documented, "\(path): the test's context has every documented field")
+            #expect(
+                keys(encoded, path) == documented,
+                "\(path): read and written by the code \(keys(encoded, path).sorted()), documented \(documented.sorted())"
+            )
+        }
+
+        // Code → schema: every stored property of each type is a documented field.
+        func stored(_ value: Any) -> Set<String> {
+            Set(Mirror(reflecting: value).children.compactMap(\.label).map { $0 == "userID" ? "userId" : $0 })
+        }
+        let sleep = try #require(context.foci["Sleep"])
+        let pairs: [(name: String, value: Any, schema: [String: Any])] = [
+            ("FocusContext", context, schema),
+            ("AppFilter", try #require(context.apps["chat"]), levels[1].schema),
+            ("People", try #require(context.people), levels[2].schema),
+            ("RateLimits", try #require(context.rateLimits), levels[3].schema),
+            ("RateLimits.Limit", try #require(context.rateLimits?.perUser), levels[4].schema),
+            ("FocusConfiguration", sleep, levels[5].schema),
+            ("Schedule", try #require(context.schedules.first), levels[6].schema),
+            ("Summaries", try #require(context.summaries), levels[7].schema),
+        ]
+        for (name, value, level) in pairs {
+            let undocumented = stored(value).subtracting(properties(level))
+            #expect(undocumented.isEmpty, "\(name) stores \(undocumented.sorted()), which the schema lacks")
+        }
+    }
+
     @Test("AsyncAPI: its operations are the topics FocusGate reads (receive) and writes (send), both ways")
     func asyncAPIOperationsAreTheUsages() throws {
         let document = try Self.asyncAPI()

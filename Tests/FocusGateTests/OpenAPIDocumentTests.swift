@@ -68,12 +68,26 @@ struct OpenAPIDocumentTests {
         let context = try example("/v1/users/{userId}/context", "put")
         let decoded = try FocusContext.decode(from: context)
         let explain = try example("/v1/explain", "post")
+        // The explain answer's fields as documented: every one required, since every one is always there.
+        let answer = try #require(
+            ((((paths["/v1/explain"]?["post"] as? [String: Any])?["responses"] as? [String: Any])?["200"]
+                as? [String: Any])?["content"] as? [String: Any])?["application/json"] as? [String: Any])
+        let answerSchema = try #require(answer["schema"] as? [String: Any])
+        let required = Set(answerSchema["required"] as? [String] ?? [])
+        let documented = Set((answerSchema["properties"] as? [String: Any] ?? [:]).keys)
+        #expect(required == documented, "every documented field of the answer is required")
         try await LiveServer.run(fixture.router()) { client in
             try await client.execute(
                 uri: "/v1/users/\(decoded.userID)/context", method: .put, body: ByteBuffer(data: context)
             ) { #expect($0.status == .ok, "\(String(buffer: $0.body))") }
             try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(data: explain)) {
                 #expect($0.status == .ok, "\(String(buffer: $0.body))")
+                let body = try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any]
+                let fields = Set(body?.keys ?? [:].keys)
+                #expect(
+                    fields == required,
+                    "answered only: \(fields.subtracting(required).sorted()); documented only: \(required.subtracting(fields).sorted())"
+                )
             }
         }
         await fixture.shutdown()
