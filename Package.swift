@@ -54,6 +54,17 @@ let package = Package(
             ],
             swiftSettings: strictSwift
         ),
+        // librdkafka's mock cluster as a broker, with fault injection: for `focusgate broker`,
+        // `serve` with no bootstrap servers (make run), the tests and the benchmarks; never the
+        // pipeline's code.
+        .target(
+            name: "FocusGateEmbeddedBroker",
+            dependencies: [
+                "Crdkafka", "FocusGateKafka",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "FocusGateStore",
             dependencies: [
@@ -87,6 +98,7 @@ let package = Package(
                 "FocusGate",
                 "FocusGateCore",
                 "FocusGateKafka",
+                "FocusGateEmbeddedBroker",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -111,7 +123,7 @@ let package = Package(
         .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: strictSwift),
         .executableTarget(
             name: "KafkaPipeBenchmark",
-            dependencies: ["FocusGateKafka", "Crdkafka"],
+            dependencies: ["FocusGateKafka", "FocusGateEmbeddedBroker", "Crdkafka"],
             path: "Benchmarks/KafkaPipeBenchmark",
             swiftSettings: strictSwift
         ),
@@ -126,8 +138,8 @@ let package = Package(
         .executableTarget(
             name: "ContextBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
-                "BenchmarkSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
+                "FocusGateHarness", "BenchmarkSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -139,8 +151,8 @@ let package = Package(
         .executableTarget(
             name: "GatewayBenchmark",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
-                "BenchmarkSupport",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
+                "FocusGateHarness", "BenchmarkSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/GatewayBenchmark",
@@ -149,7 +161,10 @@ let package = Package(
 
         .executableTarget(
             name: "Soak",
-            dependencies: ["FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness"],
+            dependencies: [
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
+                "FocusGateHarness",
+            ],
             path: "Benchmarks/Soak",
             swiftSettings: strictSwift
         ),
@@ -168,13 +183,14 @@ let package = Package(
         ),
         .testTarget(
             name: "FocusGateKafkaTests",
-            dependencies: ["FocusGateKafka", "FocusGateCore"],
+            dependencies: ["FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore"],
             swiftSettings: strictSwift
         ),
         .testTarget(
             name: "FocusGateTests",
             dependencies: [
-                "FocusGate", "FocusGateKafka", "FocusGateCore", "FocusGateStore", "FocusGateHarness",
+                "FocusGate", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore", "FocusGateStore",
+                "FocusGateHarness",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -184,7 +200,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateStore", "FocusGateHarness",
+                "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
+                "FocusGateHarness",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSwift

@@ -25,6 +25,7 @@ import BenchmarkSupport
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import FocusGateStore
 import Foundation
 import Logging

@@ -4,6 +4,7 @@
 //   swift run -c release KafkaPipeBenchmark [records] [rounds]
 import Crdkafka
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import Foundation
 import Logging
 

@@ -11,6 +11,7 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import FocusGateStore
 import FocusGateHarness
 import Foundation

@@ -4,7 +4,7 @@ public import Logging
 /// Cluster administration through Kafka's Admin API: creating topics.
 ///
 /// The embedded broker (librdkafka's mock cluster) does not implement CreateTopics; it creates
-/// topics through ``EmbeddedKafkaBroker/createTopic(_:)`` instead.
+/// topics through its own API instead (`EmbeddedKafkaBroker.createTopic`, FocusGateEmbeddedBroker).
 public final class KafkaAdmin {
     private let client: RDKafkaHandle
 

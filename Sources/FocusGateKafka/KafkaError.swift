@@ -1,4 +1,4 @@
-internal import Crdkafka
+package import Crdkafka
 
 /// An error reported by librdkafka or by the FocusGate Kafka layer.
 ///
@@ -65,7 +65,7 @@ extension KafkaError {
             self.rawValue = err.rawValue
         }
 
-        var rdkafka: rd_kafka_resp_err_t { rd_kafka_resp_err_t(rawValue: self.rawValue) }
+        package var rdkafka: rd_kafka_resp_err_t { rd_kafka_resp_err_t(rawValue: self.rawValue) }
 
         /// librdkafka's symbolic name, e.g. `_TIMED_OUT` or `NOT_LEADER_FOR_PARTITION`. Stable; safe as a metric label.
         public var name: String { String(cString: rd_kafka_err2name(self.rdkafka)) }
@@ -149,14 +149,14 @@ extension KafkaError {
     }
 
     /// Throws when `err` is not `NO_ERROR`.
-    static func check(_ err: rd_kafka_resp_err_t, _ context: @autoclosure () -> String) throws(KafkaError) {
+    package static func check(_ err: rd_kafka_resp_err_t, _ context: @autoclosure () -> String) throws(KafkaError) {
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             throw KafkaError(err, context: context())
         }
     }
 
     /// Throws when `error` is non-nil, taking ownership of it.
-    static func check(_ error: OpaquePointer?, _ context: @autoclosure () -> String) throws(KafkaError) {
+    package static func check(_ error: OpaquePointer?, _ context: @autoclosure () -> String) throws(KafkaError) {
         if let error {
             throw KafkaError.consuming(error, context: context())
         }

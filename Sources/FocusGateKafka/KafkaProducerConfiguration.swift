@@ -68,7 +68,7 @@ public struct KafkaProducerConfiguration: Sendable {
 
 extension Duration {
     /// The duration in whole milliseconds, as librdkafka's `*.ms` settings and timeouts take it.
-    var wholeMilliseconds: Int {
+    package var wholeMilliseconds: Int {
         let (seconds, attoseconds) = self.components
         return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
     }

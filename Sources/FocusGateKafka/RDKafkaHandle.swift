@@ -1,5 +1,5 @@
-internal import Crdkafka
-import Logging
+package import Crdkafka
+package import Logging
 
 /// Owns an `rd_kafka_t` client instance and the Swift callbacks it calls.
 ///
@@ -8,12 +8,12 @@ import Logging
 /// pause, resume, seek) and the callbacks, which run on the polling thread, belong to the
 /// non-`Sendable` ``KafkaConsumer`` and ``KafkaProducer`` that own the handle; the mock cluster
 /// and topic handles only keep it alive.
-final class RDKafkaHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
+package final class RDKafkaHandle: @unchecked Sendable {
+    package let pointer: OpaquePointer
     let callbacks: RDKafkaCallbacks
 
     /// Creates a client of `type` with `properties`, wiring every callback that `callbacks` provides.
-    init(type: rd_kafka_type_t, properties: [(String, String)], callbacks: RDKafkaCallbacks) throws(KafkaError) {
+    package init(type: rd_kafka_type_t, properties: [(String, String)], callbacks: RDKafkaCallbacks) throws(KafkaError) {
         let conf = try RDKafkaConfig.make(properties)
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         rd_kafka_conf_set_log_cb(conf, rdkafkaLogCallback)
@@ -100,8 +100,8 @@ final class RDKafkaHandle: @unchecked Sendable {
 // MARK: - Callbacks
 
 /// The Swift side of librdkafka's callbacks. Immutable after creation; see ``RDKafkaHandle``.
-final class RDKafkaCallbacks: @unchecked Sendable {
-    typealias Rebalance = (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
+package final class RDKafkaCallbacks: @unchecked Sendable {
+    package typealias Rebalance = (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
         Void
 
     let logger: Logger
@@ -110,7 +110,7 @@ final class RDKafkaCallbacks: @unchecked Sendable {
     let statistics: ((KafkaStatistics) -> Void)?
     let error: ((KafkaError) -> Void)?
 
-    init(
+    package init(
         logger: Logger,
         deliveryReport: ((KafkaDeliveryReport) -> Void)? = nil,
         rebalance: Rebalance? = nil,

@@ -1,6 +1,7 @@
 public import ArgumentParser
 import FocusGate
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 public import Logging
 
 #if canImport(Glibc)

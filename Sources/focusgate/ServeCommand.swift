@@ -1,5 +1,6 @@
 import ArgumentParser
 import FocusGate
+import FocusGateEmbeddedBroker
 import Foundation
 import Logging
 
@@ -28,7 +29,19 @@ struct ServeCommand: AsyncParsableCommand {
             json: configuration.logFormat == "json"
         )
         do {
-            try await FocusGateServer(configuration: configuration, logger: logger).run { bootstrapServers, adminURL in
+            // With no cluster configured, the embedded broker: librdkafka's mock cluster, which
+            // keeps its topics in memory only.
+            var broker: EmbeddedKafkaBroker?
+            if configuration.bootstrapServers.isEmpty {
+                broker = try EmbeddedKafkaBroker(
+                    port: configuration.embeddedPort,
+                    topics: configuration.topics.specifications(partitions: configuration.embeddedPartitions),
+                    logger: logger)
+            }
+            defer { broker?.shutdown() }
+            let server = FocusGateServer(
+                configuration: configuration, embeddedBroker: broker?.bootstrapServers, logger: logger)
+            try await server.run { bootstrapServers, adminURL in
                 print("kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker)" : "")")
                 print("admin: \(adminURL)")
                 print("store: \(configuration.storeKind == "sqlite" ? configuration.sqlitePath : "postgres")")

@@ -1,8 +1,9 @@
+import FocusGateKafka
 import Foundation
 import Logging
 import Testing
 
-@testable import FocusGateKafka
+@testable import FocusGateEmbeddedBroker
 
 #if canImport(Glibc)
     import Glibc

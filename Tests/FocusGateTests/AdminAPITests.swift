@@ -1,6 +1,7 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import FocusGateStore
 import Foundation
 import HTTPTypes

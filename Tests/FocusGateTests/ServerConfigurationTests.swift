@@ -102,8 +102,8 @@ struct ServerConfigurationTests {
         #expect(elsewhere.sessionTimeout == ServerConfiguration.embeddedSessionTimeout)
         #expect(!elsewhere.commitGroupOffsets, "delivery.commitGroupOffsets set explicitly wins")
         #expect(elsewhere.kafkaProperties == ["fetch.wait.max.ms": "100", "heartbeat.interval.ms": "300"])
-        #expect(EmbeddedKafkaBroker.isEmbedded(clusterID: "mockCluster1a2b3c"))
-        #expect(!EmbeddedKafkaBroker.isEmbedded(clusterID: "lkc-8x2zq7"))
+        #expect(GatewayConfiguration.isEmbeddedBroker(clusterID: "mockCluster1a2b3c"))
+        #expect(!GatewayConfiguration.isEmbeddedBroker(clusterID: "lkc-8x2zq7"))
     }
 
     @Test(

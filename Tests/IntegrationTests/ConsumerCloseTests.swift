@@ -1,6 +1,7 @@
 import FocusGate
 import FocusGateHarness
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import Foundation
 import Logging
 import Synchronization

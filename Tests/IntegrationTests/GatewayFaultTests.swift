@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import Foundation
 import Testing
 

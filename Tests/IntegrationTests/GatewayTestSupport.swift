@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateHarness
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import FocusGateStore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 @testable import FocusGateKafka
+import FocusGateEmbeddedBroker
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import FocusGateHarness
 import Foundation
 #if canImport(FoundationNetworking)

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import FocusGateEmbeddedBroker
 import Foundation
 import Testing
 

@@ -116,7 +116,7 @@ public final class Gateway: Service, Sendable {
             self.logger.notice("the cluster did not say its id within 10 s: taken for a real cluster")
             return configuration
         }
-        let embedded = EmbeddedKafkaBroker.isEmbedded(clusterID: clusterID)
+        let embedded = GatewayConfiguration.isEmbeddedBroker(clusterID: clusterID)
         if embedded { embeddedSettings(&configuration) }
         self.logger.info(
             embedded

@@ -76,6 +76,12 @@ public struct GatewayConfiguration: Sendable {
         self.bootstrapServers = bootstrapServers
     }
 
+    /// Whether a cluster id is that of librdkafka's mock cluster (the embedded broker, in `serve`
+    /// or `focusgate broker`): it names its clusters `mockCluster` followed by a hex number.
+    public static func isEmbeddedBroker(clusterID: String) -> Bool {
+        clusterID.hasPrefix("mockCluster")
+    }
+
     /// `delivery.mode`.
     public struct DeliveryMode: Sendable, Hashable, CustomStringConvertible {
         public let rawValue: String

@@ -10,34 +10,40 @@ import ServiceLifecycle
 /// `focusgate serve`: the services of one FocusGate instance, run by one `ServiceGroup` that stops
 /// them gracefully on SIGTERM/SIGINT.
 ///
-/// Runs the embedded broker (when no `kafka.bootstrapServers` is set), the context store, the
-/// context cache, the invalidation listener, the notification pipeline (``Gateway``) and the admin
-/// HTTP API. On SIGTERM/SIGINT the pipeline stops first (finish the batch, commit, leave the
-/// group, flush), then the HTTP server, then the listener.
+/// Runs the context store, the context cache, the invalidation listener, the notification pipeline
+/// (``Gateway``) and the admin HTTP API. On SIGTERM/SIGINT the pipeline stops first (finish the
+/// batch, commit, leave the group, flush), then the HTTP server, then the listener.
+///
+/// With no `kafka.bootstrapServers`, the caller (`focusgate serve`) starts the embedded broker and
+/// passes its address: this module has no code of that broker.
 public struct FocusGateServer: Sendable {
     private let configuration: ServerConfiguration
+    private let embeddedBroker: String?
     private let logger: Logger
 
-    public init(configuration: ServerConfiguration, logger: Logger) {
+    /// - Parameters:
+    ///   - configuration: The instance's settings.
+    ///   - embeddedBroker: The address of the embedded broker the caller started, when
+    ///     `kafka.bootstrapServers` is empty; it runs with that broker's settings.
+    ///   - logger: The instance's logger.
+    public init(configuration: ServerConfiguration, embeddedBroker: String? = nil, logger: Logger) {
         self.configuration = configuration
+        self.embeddedBroker = embeddedBroker
         self.logger = logger
     }
 
     /// Starts every service, calls `onStarted` with the broker address and admin URL, and runs
     /// until a termination signal.
+    ///
+    /// - Throws: When a service cannot start, or `kafka.bootstrapServers` is empty and no embedded
+    ///   broker was given.
     public func run(onStarted: @Sendable (_ bootstrapServers: String, _ adminURL: String) -> Void) async throws {
-        var broker: EmbeddedKafkaBroker?
-        var bootstrapServers = self.configuration.bootstrapServers
-        if bootstrapServers.isEmpty {
-            let embedded = try EmbeddedKafkaBroker(
-                port: self.configuration.embeddedPort,
-                topics: self.configuration.topics.specifications(partitions: self.configuration.embeddedPartitions),
-                logger: self.logger
-            )
-            broker = embedded
-            bootstrapServers = embedded.bootstrapServers
+        let bootstrapServers = self.configuration.bootstrapServers.isEmpty
+            ? (self.embeddedBroker ?? "") : self.configuration.bootstrapServers
+        guard !bootstrapServers.isEmpty else {
+            throw ServerConfiguration.Error(key: "kafka.bootstrapServers", message: "no broker to connect to")
         }
-        defer { broker?.shutdown() }
+        let embedded = self.configuration.bootstrapServers.isEmpty
 
         let store: any ContextStore
         if self.configuration.storeKind == "postgres" {
@@ -58,7 +64,7 @@ public struct FocusGateServer: Sendable {
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
         consumerConfiguration.properties = self.configuration.kafkaProperties
         let gateway = Gateway(
-            configuration: self.configuration.gateway(bootstrapServers: bootstrapServers, embedded: broker != nil),
+            configuration: self.configuration.gateway(bootstrapServers: bootstrapServers, embedded: embedded),
             cache: cache, metrics: GatewayMetrics(registry: registry), logger: self.logger
         )
         let listener = InvalidationListener(

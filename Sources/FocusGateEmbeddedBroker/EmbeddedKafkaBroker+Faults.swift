@@ -1,4 +1,5 @@
 internal import Crdkafka
+public import FocusGateKafka
 
 // MARK: - Fault injection
 

@@ -1,4 +1,5 @@
 internal import Crdkafka
+public import FocusGateKafka
 public import Logging
 import Synchronization
 
@@ -57,12 +58,6 @@ public final class EmbeddedKafkaBroker: Sendable {
 
     deinit {
         self.shutdown()
-    }
-
-    /// Whether a cluster id is that of librdkafka's mock cluster (this broker, in this process or
-    /// in `focusgate broker`): it names its clusters `mockCluster` followed by a hex number.
-    public static func isEmbedded(clusterID: String) -> Bool {
-        clusterID.hasPrefix("mockCluster")
     }
 
     /// Creates a topic. The mock cluster keeps every record: `cleanup.policy=compact` is accepted

@@ -1,3 +1,4 @@
+import FocusGateKafka
 import Foundation
 import Synchronization
 
