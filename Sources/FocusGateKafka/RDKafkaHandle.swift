@@ -13,7 +13,8 @@ package final class RDKafkaHandle: @unchecked Sendable {
     let callbacks: RDKafkaCallbacks
 
     /// Creates a client of `type` with `properties`, wiring every callback that `callbacks` provides.
-    package init(type: rd_kafka_type_t, properties: [(String, String)], callbacks: RDKafkaCallbacks) throws(KafkaError) {
+    package init(type: rd_kafka_type_t, properties: [(String, String)], callbacks: RDKafkaCallbacks) throws(KafkaError)
+    {
         let conf = try RDKafkaConfig.make(properties)
         rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(callbacks).toOpaque())
         rd_kafka_conf_set_log_cb(conf, rdkafkaLogCallback)
@@ -101,7 +102,9 @@ package final class RDKafkaHandle: @unchecked Sendable {
 
 /// The Swift side of librdkafka's callbacks. Immutable after creation; see ``RDKafkaHandle``.
 package final class RDKafkaCallbacks: @unchecked Sendable {
-    package typealias Rebalance = (OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>) ->
+    package typealias Rebalance = (
+        OpaquePointer, rd_kafka_resp_err_t, UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
+    ) ->
         Void
 
     let logger: Logger

@@ -38,7 +38,8 @@ public struct FocusGateServer: Sendable {
     /// - Throws: When a service cannot start, or `kafka.bootstrapServers` is empty and no embedded
     ///   broker was given.
     public func run(onStarted: @Sendable (_ bootstrapServers: String, _ adminURL: String) -> Void) async throws {
-        let bootstrapServers = self.configuration.bootstrapServers.isEmpty
+        let bootstrapServers =
+            self.configuration.bootstrapServers.isEmpty
             ? (self.embeddedBroker ?? "") : self.configuration.bootstrapServers
         guard !bootstrapServers.isEmpty else {
             throw ServerConfiguration.Error(key: "kafka.bootstrapServers", message: "no broker to connect to")
