@@ -127,14 +127,15 @@ public final class Gateway: Service, Sendable {
     }
 
     private func runWorker(_ index: Int, configuration: GatewayConfiguration) throws {
-        let worker = GatewayWorker(
-            index: index, configuration: configuration, cache: self.cache, inbox: self.inboxes[index],
-            badgeDesk: self.badges.desks[index], metrics: self.metrics, progress: self.progress, logger: self.logger,
-            shouldStop: { self.stopRequested.load(ordering: .relaxed) },
-            onReady: { self.readyWorkers.add(1, ordering: .relaxed) }
-        )
         do {
-            try worker.run(instanceTag: self.instanceTag)
+            let worker = try GatewayWorker(
+                index: index, configuration: configuration, instanceTag: self.instanceTag, cache: self.cache,
+                inbox: self.inboxes[index], badgeDesk: self.badges.desks[index], metrics: self.metrics,
+                progress: self.progress, logger: self.logger,
+                shouldStop: { self.stopRequested.load(ordering: .relaxed) },
+                onReady: { self.readyWorkers.add(1, ordering: .relaxed) }
+            )
+            try worker.run()
         } catch {
             self.stopRequested.store(true, ordering: .relaxed)
             self.logger.critical(

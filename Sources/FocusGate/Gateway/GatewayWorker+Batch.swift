@@ -41,6 +41,8 @@ extension GatewayWorker {
         // Counted even when a produce error cuts the batch short: the abort replays these too.
         defer { self.processedSinceCommit += processed }
         for (position, record) in batch.enumerated() {
+            // Pass 1 took only records of owned partitions, and no rebalance comes within a batch.
+            guard let progress = self.partitions[record.partition] else { continue }
             switch self.decoded[position] {
             case .skipped:
                 continue
@@ -51,8 +53,8 @@ extension GatewayWorker {
                 self.headerBuffer.append(name: "focusgate-error", value: error.code.rawValue)
                 self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
                 self.appendSourceHeader(record)
-                try self.producer.produce(
-                    topic: self.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer)
+                try self.outputs.producer.produce(
+                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer)
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
@@ -61,7 +63,7 @@ extension GatewayWorker {
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
-                    let (decision, admission) = self.partitions[record.partition]!.state.decide(
+                    let (decision, admission) = progress.state.decide(
                         event, lookup: lookup, defaultRateLimits: self.configuration.rateLimits,
                         repeatedWindowMilliseconds: self.repeatedWindowMilliseconds, nowMilliseconds: now,
                         sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset)
@@ -71,16 +73,16 @@ extension GatewayWorker {
                     case .applied:
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         self.writeDecisionHeaders(decision, record: record, decidedAt: now)
-                        try self.producer.produce(
-                            topic: outcome == 0 ? self.delivered : self.silenced,
+                        try self.outputs.producer.produce(
+                            topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
                             key: record.key, value: record.value, headers: self.headerBuffer)
                         counts.count(outcome: outcome, reason: decision.reason.index)
                     }
                 } else {
-                    _ = self.partitions[record.partition]!.state.admit(event, context: context, nowMilliseconds: now)
+                    _ = progress.state.admit(event, context: context, nowMilliseconds: now)
                 }
             }
-            self.partitions[record.partition]!.next = record.offset + 1
+            progress.next = record.offset + 1
         }
         counts.consumed = batch.count
         counts.add(to: self.metrics)
@@ -128,12 +130,12 @@ extension GatewayWorker {
     func publish(_ update: BadgeUpdate) throws(KafkaError) {
         update.writeKey(into: &self.badgeKey)
         update.writeJSON(into: &self.badgeValue)
-        try self.producer.produce(topic: self.badgeTopic, key: self.badgeKey, value: self.badgeValue)
+        try self.outputs.producer.produce(topic: self.outputs.badges, key: self.badgeKey, value: self.badgeValue)
     }
 
     func beginTransactionIfNeeded() throws(KafkaError) {
         guard self.configuration.deliveryMode == .exactlyOnce, !self.transactionOpen else { return }
-        try self.producer.beginTransaction()
+        try self.outputs.producer.beginTransaction()
         self.transactionOpen = true
     }
 

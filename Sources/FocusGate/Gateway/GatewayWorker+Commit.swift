@@ -12,10 +12,9 @@ extension GatewayWorker {
     ///
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
     func commit() throws(KafkaError) {
-        let owned = self.partitions.keys.sorted()
-        let changed = owned.filter { self.partitions[$0]!.state.hasChanges }
-        let offsets = owned.compactMap { partition -> KafkaTopicPartition? in
-            guard let progress = self.partitions[partition] else { return nil }
+        let owned = self.partitions.sorted { $0.key < $1.key }
+        let changed = owned.filter { $0.value.state.hasChanges }
+        let offsets = owned.compactMap { partition, progress -> KafkaTopicPartition? in
             let offset: Int64
             if progress.hasUncommittedOffsets, let next = progress.next {
                 offset = next
@@ -33,21 +32,21 @@ extension GatewayWorker {
         var stateRecords = 0
         var stateBytes = 0
         var badgeUpdates = 0
-        for partition in changed {
+        for (partition, progress) in changed {
             // Badge updates first: the latest of each (user, app) since the last commit.
-            for update in self.partitions[partition]!.state.pendingBadgeUpdates {
+            for update in progress.state.pendingBadgeUpdates {
                 try self.publish(update)
                 badgeUpdates += 1
             }
             // Status changes: the latest of each user since the last commit.
-            for update in self.partitions[partition]!.state.pendingStatusUpdates {
+            for update in progress.state.pendingStatusUpdates {
                 self.badgeKey.removeAll(keepingCapacity: true)
                 self.badgeKey.append(contentsOf: update.userID.utf8)
                 update.writeJSON(into: &self.badgeValue)
-                try self.producer.produce(topic: self.statusTopic, key: self.badgeKey, value: self.badgeValue)
+                try self.outputs.producer.produce(topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue)
             }
             // Summaries of what ended Foci silenced, and those of summary times.
-            let summaries = self.partitions[partition]!.state.pendingSummaries
+            let summaries = progress.state.pendingSummaries
             if !summaries.isEmpty {
                 let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
                 let createdAt = self.configuration.clock.nowMilliseconds()
@@ -55,11 +54,11 @@ extension GatewayWorker {
                     self.badgeKey.removeAll(keepingCapacity: true)
                     self.badgeKey.append(contentsOf: summary.userID.utf8)
                     summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
-                    try self.producer.produce(topic: self.summaryTopic, key: self.badgeKey, value: self.badgeValue)
+                    try self.outputs.producer.produce(topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue)
                 }
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }
-            let through = self.partitions[partition]!.next ?? self.partitions[partition]!.committed
+            let through = progress.next ?? progress.committed
             let marker = PartitionState.commitMarkerValue(through: through)
             // Each record says which commit it belongs to: another writer's records (a member
             // that lost the partition, an aborted transaction the embedded broker shows) can lie
@@ -67,16 +66,16 @@ extension GatewayWorker {
             self.stateHeaders.removeAll()
             self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
             let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            try self.partitions[partition]!.state.writeChanges { (key, value) throws(KafkaError) in
-                try self.producer.produce(
-                    topic: self.stateTopic, partition: partition, key: key, value: value, headers: self.stateHeaders)
+            try progress.state.writeChanges { (key, value) throws(KafkaError) in
+                try self.outputs.producer.produce(
+                    topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders)
                 stateRecords += 1
                 stateBytes += key.count + (value?.count ?? 0) + headerBytes
             }
             // Closes the partition's changes: a restore applies them only when the input offsets
             // of this transaction committed (see StateRestorer).
-            try self.producer.produce(
-                topic: self.stateTopic, partition: partition, key: PartitionState.commitMarkerKey, value: marker)
+            try self.outputs.producer.produce(
+                topic: self.outputs.state, partition: partition, key: PartitionState.commitMarkerKey, value: marker)
             stateRecords += 1
             stateBytes += PartitionState.commitMarkerKey.count + marker.count
         }
@@ -84,7 +83,7 @@ extension GatewayWorker {
             if !offsets.isEmpty {
                 let group = try self.consumer.groupMetadata()
                 try self.retrying { () throws(KafkaError) in
-                    try self.producer.sendOffsetsToTransaction(
+                    try self.outputs.producer.sendOffsetsToTransaction(
                         offsets, groupMetadata: group, timeout: self.configuration.operationTimeout)
                 }
                 if self.configuration.commitGroupOffsets {
@@ -99,12 +98,12 @@ extension GatewayWorker {
                 }
             }
             try self.retrying { () throws(KafkaError) in
-                try self.producer.commitTransaction(timeout: self.configuration.operationTimeout)
+                try self.outputs.producer.commitTransaction(timeout: self.configuration.operationTimeout)
             }
             self.transactionOpen = false
             self.groupOffsetsAhead.removeAll()
         } else {
-            try self.producer.flush(timeout: self.configuration.operationTimeout)
+            try self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
             if let failure = self.deliveries.firstFailure {
                 throw failure
             }
@@ -112,14 +111,15 @@ extension GatewayWorker {
             // included: the group's offsets may lag behind that, never run ahead of it.
             let groupTook = try self.commitOffsetsOrDefer(offsets)
             for offset in offsets {
-                self.partitions[offset.partition]!.groupBehind = !groupTook
-                if groupTook { self.partitions[offset.partition]!.groupOffset = offset.offset }
+                guard let progress = self.partitions[offset.partition] else { continue }
+                progress.groupBehind = !groupTook
+                if groupTook { progress.groupOffset = offset.offset }
             }
         }
-        for partition in owned {
-            self.partitions[partition]!.state.commit()
-            if let next = self.partitions[partition]!.next {
-                self.partitions[partition]!.committed = next
+        for (_, progress) in owned {
+            progress.state.commit()
+            if let next = progress.next {
+                progress.committed = next
             }
         }
         self.processedSinceCommit = 0
@@ -180,17 +180,17 @@ extension GatewayWorker {
         if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
             do {
                 try self.retrying { () throws(KafkaError) in
-                    try self.producer.abortTransaction(timeout: self.configuration.operationTimeout)
+                    try self.outputs.producer.abortTransaction(timeout: self.configuration.operationTimeout)
                 }
             } catch {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
             self.transactionOpen = false
-        } else if self.canReplaceProducer, let stopped = self.producer.fatalError {
+        } else if self.canReplaceProducer, let stopped = self.outputs.producer.fatalError {
             try self.replaceProducer(stoppedBy: stopped)
         } else {
             // At-least-once: what was produced stays produced; the replay may duplicate it.
-            _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
+            _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
         }
         self.deliveries.reset()
         self.putGroupOffsetsBack()
@@ -219,7 +219,7 @@ extension GatewayWorker {
     /// records since the last commit are replayed: nothing it failed was committed. (Exactly-once,
     /// a fatal producer error, a fenced one included, stops the instance.)
     var canReplaceProducer: Bool {
-        self.configuration.deliveryMode == .atLeastOnce && self.producer.fatalError != nil
+        self.configuration.deliveryMode == .atLeastOnce && self.outputs.producer.fatalError != nil
     }
 
     /// Replaces a producer stopped by a fatal error with a new one: the outputs it could still
@@ -230,27 +230,21 @@ extension GatewayWorker {
         self.logger.warning(
             "the producer stopped with a fatal error; replaying since the last commit with a new producer",
             metadata: ["kafka.error": "\(error)"])
-        _ = try? self.producer.flush(timeout: self.configuration.operationTimeout)
-        self.producer.purge()
-        self.delivered = nil
-        self.silenced = nil
-        self.deadLetters = nil
-        self.badgeTopic = nil
-        self.statusTopic = nil
-        self.summaryTopic = nil
-        self.stateTopic = nil
-        self.producer = nil
-        try self.makeProducer()
+        _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
+        self.outputs.producer.purge()
+        self.outputs = try GatewayOutputs(
+            configuration: self.configuration, worker: self.index, instanceTag: self.instanceTag,
+            deliveries: self.deliveries, logger: self.logger)
         self.metrics.producerReplacements.increment()
     }
 
     /// Tries again the rewinds librdkafka refused (see ``seek(_:)``); called once per loop turn.
     func retryPendingRewinds() throws(KafkaError) {
         guard self.partitions.values.contains(where: \.rewindPending) else { return }
-        let seeks = self.partitions.filter(\.value.rewindPending).keys.sorted().map { partition in
+        let seeks = self.partitions.filter(\.value.rewindPending).sorted { $0.key < $1.key }.map {
+            partition, progress in
             KafkaTopicPartition(
-                topic: self.configuration.topics.notifications, partition: partition,
-                offset: self.partitions[partition]!.committed)
+                topic: self.configuration.topics.notifications, partition: partition, offset: progress.committed)
         }
         try self.seek(seeks)
         if !self.partitions.values.contains(where: \.rewindPending) {

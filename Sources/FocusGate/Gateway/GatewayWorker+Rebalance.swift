@@ -118,9 +118,9 @@ extension GatewayWorker {
         let now = self.configuration.clock.nowMilliseconds()
         var budget = self.configuration.maxTimersPerBatch
         var fired = 0
-        for partition in self.partitions.keys.sorted() where budget > 0 {
-            guard let next = self.partitions[partition]!.state.nextTransitionAt(), next <= now else { continue }
-            let due = self.partitions[partition]!.state.dueTransitions(atMilliseconds: now, limit: budget)
+        for (_, progress) in self.partitions.sorted(by: { $0.key < $1.key }) where budget > 0 {
+            guard let next = progress.state.nextTransitionAt(), next <= now else { continue }
+            let due = progress.state.dueTransitions(atMilliseconds: now, limit: budget)
             budget -= due.count
             fired += due.count
             // One batched store query for the users the cache does not hold.
@@ -129,11 +129,11 @@ extension GatewayWorker {
                 self.metrics.timerLateness.record(.milliseconds(max(0, now - at)))
                 guard case .available(let context)? = lookups[userID] else {
                     // The store is down: try again in a second rather than lose the transition.
-                    self.partitions[partition]!.state.watchTransition(userID: userID, at: now + 1_000)
+                    progress.state.watchTransition(userID: userID, at: now + 1_000)
                     continue
                 }
                 // Publishes the changed badges with the next commit and watches the next transition.
-                _ = self.partitions[partition]!.state.recompute(
+                _ = progress.state.recompute(
                     userID: userID, context: context, nowMilliseconds: now, timerAt: at)
             }
         }
@@ -146,8 +146,8 @@ extension GatewayWorker {
     }
 
     private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
-        guard let owner = self.partitions.first(where: { $0.value.state.contains(userID: userID) })?.key else { return }
+        guard let owner = self.partitions.values.first(where: { $0.state.contains(userID: userID) }) else { return }
         // The changed badges are published with the next commit.
-        _ = self.partitions[owner]!.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
+        _ = owner.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
     }
 }

@@ -91,12 +91,14 @@ final class GatewayWorker {
     let decoder: EventDecoder
     /// App ids of the records decoded so far, so that a long one is not a new String per record.
     var appIDs = IdentifierPool()
-    var consumer: KafkaConsumer!
-    var producer: KafkaProducer!
+    let consumer: KafkaConsumer
+    /// The producer and its topic handles, replaced whole when an at-least-once producer stops
+    /// with a fatal error (``replaceProducer(stoppedBy:)``).
+    var outputs: GatewayOutputs
     /// Part of the transactional id (exactly-once), kept for a replacement producer.
-    var instanceTag = ""
-    var restorer: StateRestorer!
-    let deliveries = DeliveryLog()
+    let instanceTag: String
+    let restorer: StateRestorer
+    let deliveries: DeliveryLog
     var partitions: [Int32: Partition] = [:]
     var transactionOpen = false
     /// Records processed since the last commit: what an abort sends back to be processed again.
@@ -118,14 +120,7 @@ final class GatewayWorker {
     /// How long to pause before a replay, by the aborts since the last commit.
     var replayBackoff: ReplayBackoff
 
-    // Handles and buffers reused by every batch.
-    var delivered: KafkaTopic!
-    var silenced: KafkaTopic!
-    var deadLetters: KafkaTopic!
-    var badgeTopic: KafkaTopic!
-    var statusTopic: KafkaTopic!
-    var summaryTopic: KafkaTopic!
-    var stateTopic: KafkaTopic!
+    // Buffers reused by every batch.
     /// Headers, keys and values of the record being produced (badge updates, status, summaries), rebuilt in place.
     var headerBuffer = KafkaHeaderBuffer()
     /// The `as-of` header of the changelog records a commit writes for one partition.
@@ -150,11 +145,35 @@ final class GatewayWorker {
         case skipped
     }
 
+    /// Creates the worker and its clients (producer, consumer, state restorer) on the thread that
+    /// then runs it; the consumer joins the group in ``run()``.
+    ///
+    /// - Throws: ``KafkaError`` when a client cannot be made.
     init(
-        index: Int, configuration: GatewayConfiguration, cache: ContextCache, inbox: ContextChangeInbox,
-        badgeDesk: BadgeDirectory.Desk, metrics: GatewayMetrics, progress: GatewayProgress, logger: Logger,
-        shouldStop: @escaping @Sendable () -> Bool, onReady: @escaping @Sendable () -> Void
-    ) {
+        index: Int, configuration: GatewayConfiguration, instanceTag: String, cache: ContextCache,
+        inbox: ContextChangeInbox, badgeDesk: BadgeDirectory.Desk, metrics: GatewayMetrics,
+        progress: GatewayProgress, logger: Logger, shouldStop: @escaping @Sendable () -> Bool,
+        onReady: @escaping @Sendable () -> Void
+    ) throws(KafkaError) {
+        var logger = logger
+        logger[metadataKey: "focusgate.worker"] = "\(index)"
+        let deliveries = DeliveryLog()
+        self.deliveries = deliveries
+        self.instanceTag = instanceTag
+        self.outputs = try GatewayOutputs(
+            configuration: configuration, worker: index, instanceTag: instanceTag, deliveries: deliveries,
+            logger: logger)
+        self.restorer = try StateRestorer(configuration: configuration, logger: logger)
+        // The consumer's hooks run inside its calls on this thread, which begin after this init:
+        // they reach the worker through `events`, set once the worker exists.
+        let events = ConsumerEvents()
+        var consumerConfiguration = configuration.consumerConfiguration()
+        consumerConfiguration.statisticsInterval = .seconds(5)
+        self.consumer = try KafkaConsumer(
+            configuration: consumerConfiguration, logger: logger,
+            onRebalance: { rebalance in events.worker?.rebalance(rebalance) },
+            onStatistics: { statistics in events.worker?.recordLag(statistics) }
+        )
         self.index = index
         self.configuration = configuration
         self.cache = cache
@@ -162,8 +181,6 @@ final class GatewayWorker {
         self.badgeDesk = badgeDesk
         self.metrics = metrics
         self.progress = progress
-        var logger = logger
-        logger[metadataKey: "focusgate.worker"] = "\(index)"
         self.logger = logger
         self.shouldStop = shouldStop
         self.onReady = onReady
@@ -174,6 +191,12 @@ final class GatewayWorker {
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
         let window = configuration.repeatedSenderWindow.components
         self.repeatedWindowMilliseconds = window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000
+        events.worker = self
+    }
+
+    /// Where the consumer's rebalance and statistics hooks go: the worker, once it exists.
+    private final class ConsumerEvents {
+        weak var worker: GatewayWorker?
     }
 
     // MARK: - Life cycle
@@ -182,13 +205,13 @@ final class GatewayWorker {
     ///
     /// - Throws: A fatal ``KafkaError`` (e.g. the producer was fenced); the caller shuts the
     ///   instance down.
-    func run(instanceTag: String) throws(KafkaError) {
-        guard try self.start(instanceTag: instanceTag) else { return }
+    func run() throws(KafkaError) {
+        guard try self.start() else { return }
         self.badgeDesk.open(waker: self.consumer.waker)
         defer {
             self.badgeDesk.close()
             self.consumer.close()
-            self.restorer = nil
+            self.restorer.close()
         }
         self.commitSchedule = CommitSchedule(interval: self.configuration.commitInterval, now: .now)
         while !self.shouldStop() {
@@ -211,7 +234,7 @@ final class GatewayWorker {
                 try self.checkFatal()
                 try self.applyContextChanges()
                 try self.applyExpirations()
-                self.producer.poll()
+                self.outputs.producer.poll()
                 if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {
                     let started = ContinuousClock.now
@@ -239,7 +262,7 @@ final class GatewayWorker {
         }
         self.consumer.close()  // the revoke hook finds nothing left to commit
         try self.checkFatal()
-        try self.producer.flush(timeout: self.configuration.operationTimeout)
+        try self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
         self.logger.debug(
             "worker stopped",
             metadata: [
@@ -286,42 +309,15 @@ final class GatewayWorker {
         self.metrics.replayBackoff.increment(by: (ContinuousClock.now - started) / .seconds(1))
     }
 
-    /// Creates the clients and joins the group; `false` when asked to stop before that was done.
-    private func start(instanceTag: String) throws(KafkaError) -> Bool {
-        self.instanceTag = instanceTag
-        try self.makeProducer()
+    /// Registers the transactional id (exactly-once) and joins the group; `false` when asked to
+    /// stop before that was done.
+    private func start() throws(KafkaError) -> Bool {
         if self.configuration.deliveryMode == .exactlyOnce {
             guard try self.initTransactions() else { return false }
         }
-        self.restorer = try StateRestorer(configuration: self.configuration, logger: self.logger)
-        var consumerConfiguration = self.configuration.consumerConfiguration()
-        consumerConfiguration.statisticsInterval = .seconds(5)
-        self.consumer = try KafkaConsumer(
-            configuration: consumerConfiguration,
-            logger: self.logger,
-            onRebalance: { [unowned self] rebalance in self.rebalance(rebalance) },
-            onStatistics: { [unowned self] statistics in self.recordLag(statistics) }
-        )
         try self.consumer.subscribe([self.configuration.topics.notifications])
         self.onReady()
         return true
-    }
-
-    /// Creates the worker's producer and its topic handles.
-    func makeProducer() throws(KafkaError) {
-        let deliveries = self.deliveries
-        self.producer = try KafkaProducer(
-            configuration: self.configuration.producerConfiguration(worker: self.index, instanceTag: self.instanceTag),
-            logger: self.logger,
-            onDeliveryReport: { report in deliveries.record(report) }
-        )
-        self.delivered = try self.producer.topic(self.configuration.topics.delivered)
-        self.silenced = try self.producer.topic(self.configuration.topics.silenced)
-        self.deadLetters = try self.producer.topic(self.configuration.topics.deadLetters)
-        self.badgeTopic = try self.producer.topic(self.configuration.topics.badges)
-        self.statusTopic = try self.producer.topic(self.configuration.topics.status)
-        self.summaryTopic = try self.producer.topic(self.configuration.topics.summaries)
-        self.stateTopic = try self.producer.topic(self.configuration.topics.state)
     }
 
     /// Registers the transactional id, retrying while the brokers cannot be reached (not ready
@@ -329,7 +325,7 @@ final class GatewayWorker {
     private func initTransactions() throws(KafkaError) -> Bool {
         while true {
             do {
-                try self.producer.initTransactions(timeout: min(.seconds(5), self.configuration.operationTimeout))
+                try self.outputs.producer.initTransactions(timeout: min(.seconds(5), self.configuration.operationTimeout))
                 return true
             } catch  where error.isRetriable && !error.isFatal {
                 if self.shouldStop() { return false }
@@ -355,12 +351,12 @@ final class GatewayWorker {
             self.hookFailure = nil
             throw failure
         }
-        if let fatal = self.producer.fatalError ?? self.consumer.fatalError {
+        if let fatal = self.outputs.producer.fatalError ?? self.consumer.fatalError {
             throw fatal
         }
     }
 
-    private func recordLag(_ statistics: KafkaStatistics) {
+    fileprivate func recordLag(_ statistics: KafkaStatistics) {
         for partition in statistics.partitions where partition.topic == self.configuration.topics.notifications {
             guard self.partitions[partition.partition] != nil, let lag = partition.consumerLag else { continue }
             let gauge =

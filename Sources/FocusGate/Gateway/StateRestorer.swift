@@ -54,6 +54,11 @@ final class StateRestorer {
         self.consumer.close()
     }
 
+    /// Closes the restorer's consumer (again at deinit: closing twice does nothing).
+    func close() {
+        self.consumer.close()
+    }
+
     /// The state of input partition `partition`, as last committed.
     ///
     /// - Parameters:
