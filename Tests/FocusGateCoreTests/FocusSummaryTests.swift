@@ -20,8 +20,7 @@ struct FocusSummaryTests {
         _ id: String, app: String = "news", thread: String? = nil, score: Double? = nil,
         level: InterruptionLevel = .active
     ) -> NotificationEvent {
-        NotificationEvent(
-            id: id, userID: "u", appID: app, interruptionLevel: level, relevanceScore: score, threadID: thread)
+        .fixture(id, app: app, level: level, score: score, thread: thread)
     }
 
     /// Decides `event` at `instant` as the worker does, with `offset` as its input offset.

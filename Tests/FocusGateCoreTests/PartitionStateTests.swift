@@ -9,11 +9,11 @@ struct PartitionStateTests {
     static func notification(_ id: String, _ criteria: String? = "work", user: String = "u", app: String = "chat")
         -> NotificationEvent
     {
-        NotificationEvent(kind: .notification, id: id, userID: user, appID: app, filterCriteria: criteria)
+        .fixture(id, user: user, app: app, criteria: criteria)
     }
 
     static func read(_ ids: [String], user: String = "u", app: String = "chat") -> NotificationEvent {
-        NotificationEvent(kind: .read, id: "r", userID: user, appID: app, notificationIDs: ids)
+        .readFixture(ids, user: user, app: app)
     }
 
     /// The badge update of an admission that must not be a duplicate.

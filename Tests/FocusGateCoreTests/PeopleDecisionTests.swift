@@ -158,7 +158,7 @@ struct RepeatedSenderTests {
     }
 
     static func notification(_ id: String, from sender: String?) -> NotificationEvent {
-        NotificationEvent(id: id, userID: "u", appID: "chat", filterCriteria: "work", senderID: sender)
+        .fixture(id, criteria: "work", sender: sender)
     }
 
     @Test("a repeated sender gets through a silenced app when the Focus allows it; not a silenced person")

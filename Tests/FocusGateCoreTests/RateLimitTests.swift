@@ -18,8 +18,7 @@ struct RateLimitTests {
     static func notification(
         _ id: String, app: String = "chat", level: InterruptionLevel = .active, sender: String? = nil
     ) -> NotificationEvent {
-        NotificationEvent(
-            kind: .notification, id: id, userID: "u", appID: app, interruptionLevel: level, senderID: sender)
+        .fixture(id, app: app, level: level, sender: sender)
     }
 
     /// Decides one notification sent at `sentAt` as the record loop does; returns its reason.

@@ -1,4 +1,5 @@
 import FocusGate
+import Foundation
 import FocusGateKafka
 import Testing
 
@@ -21,5 +22,37 @@ struct TopicNamesTests {
                 "notifications.badges", "focus.status", "focusgate.state",
             ])
         #expect(specifications.allSatisfy { $0.partitions == 8 && $0.replicationFactor == 3 })
+    }
+
+    @Test("docs/contract.md's topic tables name every topic of the code, and no other, compacted where the code says")
+    func contractTables() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let contract = try String(contentsOf: root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
+        let section =
+            contract.components(separatedBy: "\n## Topics\n").last?.components(separatedBy: "\n## ").first ?? ""
+        let tables = section.components(separatedBy: "\n### Creating the topics\n")
+        #expect(tables.count == 2, "the Topics section and its Creating the topics table")
+        let usages = TopicNames().usages
+        let names = Set(usages.map(\.name))
+        for table in tables {
+            // A row's first cell names one or more topics in backticks.
+            var listed: Set<String> = []
+            var compacted: Set<String> = []
+            for line in table.split(separator: "\n") where line.hasPrefix("| `") {
+                let cells = line.split(separator: "|").map(String.init)
+                let topics = cells[0].split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map {
+                    String($0.element)
+                }
+                listed.formUnion(topics)
+                if line.contains("compact") { compacted.formUnion(topics) }
+            }
+            #expect(
+                listed == names,
+                "only in the table: \(listed.subtracting(names)); only in the code: \(names.subtracting(listed))")
+            #expect(
+                compacted == Set(usages.filter(\.isCompacted).map(\.name)),
+                "compacted in the table: \(compacted.sorted())")
+        }
     }
 }

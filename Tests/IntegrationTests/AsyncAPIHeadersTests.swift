@@ -53,13 +53,31 @@ extension EmbeddedBrokerTests {
             _ = try await bench.settled(records: 4)
             let documented = try Self.documentedHeaders()
             // The inputs carry no headers: everything on the outputs is FocusGate's.
+            var everyHeader: Set<String> = []
             for usage in bench.topics.usages where usage.isWritten {
                 var written: Set<String> = []
                 for message in try bench.readAll(usage.name) { written.formUnion(message.headers.map(\.name)) }
+                everyHeader.formUnion(written)
                 #expect(
                     written == documented[usage.name] ?? [],
                     "\(usage.name): written \(written.sorted()), documented \((documented[usage.name] ?? []).sorted())")
             }
+            // docs/contract.md's "Outputs and headers" names the same headers.
+            let contract = try String(
+                contentsOf: Self.document.deletingLastPathComponent().appendingPathComponent("contract.md"),
+                encoding: .utf8)
+            let section =
+                contract.components(separatedBy: "\n## Outputs and headers\n").last?.components(separatedBy: "\n## ")
+                .first ?? ""
+            let regex = try NSRegularExpression(pattern: "`(focusgate-[a-z-]+|as-of)`")
+            let named = Set(
+                regex.matches(in: section, range: NSRange(section.startIndex..., in: section)).map {
+                    String(section[Range($0.range(at: 1), in: section)!])
+                })
+            #expect(
+                named == everyHeader,
+                "docs/contract.md only: \(named.subtracting(everyHeader).sorted()); written only: \(everyHeader.subtracting(named).sorted())"
+            )
             try await instance.stop()
             await bench.shutdown()
         }
