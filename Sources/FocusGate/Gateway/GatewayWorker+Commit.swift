@@ -43,7 +43,8 @@ extension GatewayWorker {
                 self.badgeKey.removeAll(keepingCapacity: true)
                 self.badgeKey.append(contentsOf: update.userID.utf8)
                 update.writeJSON(into: &self.badgeValue)
-                try self.outputs.producer.produce(topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue)
+                try self.outputs.producer.produce(
+                    topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue)
             }
             // Summaries of what ended Foci silenced, and those of summary times.
             let summaries = progress.state.pendingSummaries
@@ -54,7 +55,8 @@ extension GatewayWorker {
                     self.badgeKey.removeAll(keepingCapacity: true)
                     self.badgeKey.append(contentsOf: summary.userID.utf8)
                     summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
-                    try self.outputs.producer.produce(topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue)
+                    try self.outputs.producer.produce(
+                        topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue)
                 }
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }

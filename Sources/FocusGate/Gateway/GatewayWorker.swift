@@ -325,7 +325,8 @@ final class GatewayWorker {
     private func initTransactions() throws(KafkaError) -> Bool {
         while true {
             do {
-                try self.outputs.producer.initTransactions(timeout: min(.seconds(5), self.configuration.operationTimeout))
+                try self.outputs.producer.initTransactions(
+                    timeout: min(.seconds(5), self.configuration.operationTimeout))
                 return true
             } catch  where error.isRetriable && !error.isFatal {
                 if self.shouldStop() { return false }
