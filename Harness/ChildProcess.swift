@@ -40,8 +40,15 @@ public enum ChildProcess {
         name.contains("/") ? .path(FilePath(name)) : .name(name)
     }
 
+    /// The current environment with `variables` added, less the test and fuzz settings of this
+    /// process (`FOCUSGATE_TEST_*`, `FOCUSGATE_FUZZ_*`): `focusgate serve` refuses a `FOCUSGATE_*`
+    /// variable it does not know.
     static func environment(_ variables: [String: String]) -> Environment {
         var updates: [Environment.Key: String?] = [:]
+        for name in ProcessInfo.processInfo.environment.keys
+        where name.hasPrefix("FOCUSGATE_TEST_") || name.hasPrefix("FOCUSGATE_FUZZ_") {
+            if let key = Environment.Key(rawValue: name) { updates[key] = String?.none }
+        }
         for (name, value) in variables {
             if let key = Environment.Key(rawValue: name) { updates[key] = value }
         }

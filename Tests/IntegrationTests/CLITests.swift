@@ -11,9 +11,11 @@ struct CLITests {
         var error: String
     }
 
-    static func run(_ arguments: [String], input: String? = nil) async throws -> Run {
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) async throws
+        -> Run
+    {
         let result = try await ChildProcess.run(
-            ServeProcess.siblingExecutable.path, arguments, input: Array((input ?? "").utf8))
+            ServeProcess.siblingExecutable.path, arguments, environment: environment, input: Array((input ?? "").utf8))
         return Run(status: result.status, output: result.output, error: result.error)
     }
 
@@ -191,5 +193,30 @@ struct CLITests {
         #expect(bad.error.contains("workers: must be an integer"))
         let missing = try await Self.run(["serve", "--config", "/nonexistent/focusgate.yaml"])
         #expect(missing.status == 2 && missing.error.contains("--config: cannot read"))
+    }
+
+    @Test(
+        "a strict start: serve exits 2 naming a misspelt FOCUSGATE_ variable (and the closest key) or a kafka.properties entry FocusGate owns, before starting anything"
+    )
+    func strictStart() async throws {
+        // Before this check the misspelling was ignored and serve started the in-memory embedded broker.
+        let misspelt = try await Self.run(
+            ["serve"], environment: ["FOCUSGATE_KAFKA_BOOTSTRAP_SERVERS": "kafka-1:9092"])
+        #expect(misspelt.status == 2)
+        #expect(
+            misspelt.error.contains("FOCUSGATE_KAFKA_BOOTSTRAP_SERVERS")
+                && misspelt.error.contains("FOCUSGATE_KAFKA_BOOTSTRAPSERVERS (kafka.bootstrapServers)"),
+            "\(misspelt.error)")
+        #expect(!misspelt.output.contains("embedded broker"), "nothing started")
+
+        let owned = try await Self.run(
+            ["serve"], environment: ["FOCUSGATE_KAFKA_PROPERTIES_ENABLE_AUTO_COMMIT": "true"])
+        #expect(owned.status == 2)
+        #expect(owned.error.contains("kafka.properties.enable.auto.commit"), "\(owned.error)")
+
+        let file = try Self.file("kafka:\n  properties:\n    isolation.level: read_uncommitted\n")
+        let ownedInFile = try await Self.run(["config", "--config", file])
+        #expect(ownedInFile.status == 2)
+        #expect(ownedInFile.error.contains("kafka.properties.isolation.level"), "\(ownedInFile.error)")
     }
 }

@@ -115,14 +115,51 @@ extension ServerConfiguration {
         if let yaml {
             try self.flatten(yaml: yaml, into: &values, properties: &properties)
         }
-        for key in self.keys {
-            if let value = environment[self.environmentName(key)] { values[key] = value }
-        }
+        let variables = Dictionary(uniqueKeysWithValues: self.keys.map { (self.environmentName($0), $0) })
         let prefix = "FOCUSGATE_KAFKA_PROPERTIES_"
-        for (name, value) in environment where name.hasPrefix(prefix) {
-            properties[name.dropFirst(prefix.count).lowercased().replacingOccurrences(of: "_", with: ".")] = value
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("FOCUSGATE_") {
+            if let key = variables[name] {
+                values[key] = value
+            } else if name.hasPrefix(prefix) && name.count > prefix.count {
+                properties[name.dropFirst(prefix.count).lowercased().replacingOccurrences(of: "_", with: ".")] = value
+            } else {
+                // A misspelt variable would otherwise leave its setting at the default (an empty
+                // kafka.bootstrapServers starts the in-memory embedded broker).
+                let closest = variables.keys.min { Self.distance(name, $0) < Self.distance(name, $1) } ?? ""
+                throw Error(
+                    key: name,
+                    message: "is not a configuration variable; the closest is \(closest) (\(variables[closest] ?? ""))")
+            }
+        }
+        for property in properties.keys.sorted() where Self.ownedProperties.contains(property) {
+            throw Error(
+                key: "kafka.properties.\(property)",
+                message: "is set by FocusGate itself (delivery guarantees depend on it) and cannot be passed through")
         }
         return try self.parse(values, properties: properties)
+    }
+
+    /// librdkafka properties FocusGate sets from its own keys or needs as it sets them: exactly-once
+    /// and at-least-once depend on them (docs/contract.md, Configuration).
+    public static let ownedProperties: Set<String> = [
+        "bootstrap.servers", "group.id", "group.instance.id", "transactional.id", "enable.idempotence",
+        "enable.gapless.guarantee", "isolation.level", "enable.auto.commit", "enable.auto.offset.store",
+        "auto.offset.reset", "partition.assignment.strategy",
+    ]
+
+    /// The edit distance between two names (Levenshtein), for the closest-key hint.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        var previous = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     private static func parse(_ values: [String: String], properties: [String: String]) throws(Error)
