@@ -167,4 +167,28 @@ extension ServerConfigurationTests {
             try ServerConfiguration.load(yaml: nil, environment: ["FOCUSGATE_RATELIMITS_PERUSER_MAX": "10001"])
         } throws: { ($0 as? ServerConfiguration.Error)?.key == "rateLimits.perUser.max" }
     }
+
+    @Test(
+        "the admin API listens beyond loopback only with a token or admin.allowUnauthenticated; loopback needs neither"
+    )
+    func adminListener() throws {
+        #expect(throws: Never.self) { try ServerConfiguration.load(yaml: nil, environment: [:]) }
+        for host in ["127.0.0.1", "localhost", "::1"] {
+            #expect(throws: Never.self) {
+                try ServerConfiguration.load(yaml: nil, environment: ["FOCUSGATE_ADMIN_HOST": host])
+            }
+        }
+        #expect {
+            try ServerConfiguration.load(yaml: "admin:\n  host: 0.0.0.0\n", environment: [:])
+        } throws: { error in
+            (error as? ServerConfiguration.Error)?.key == "admin.host"
+                && "\(error)".contains("admin.token") && "\(error)".contains("admin.allowUnauthenticated")
+        }
+        let withToken = try ServerConfiguration.load(
+            yaml: nil, environment: ["FOCUSGATE_ADMIN_HOST": "0.0.0.0", "FOCUSGATE_ADMIN_TOKEN": "t"])
+        #expect(withToken.adminHost == "0.0.0.0")
+        let open = try ServerConfiguration.load(
+            yaml: "admin:\n  host: 10.0.0.5\n  allowUnauthenticated: true\n", environment: [:])
+        #expect(open.adminAllowUnauthenticated)
+    }
 }

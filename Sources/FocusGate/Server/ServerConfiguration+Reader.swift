@@ -57,6 +57,14 @@ extension ServerConfiguration {
             .text("admin.host", \.adminHost),
             .integer("admin.port", \.adminPort, 1...65535),
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
+            Setting(
+                key: "admin.allowUnauthenticated",
+                apply: { (text, configuration) throws(Error) in
+                    guard let flag = Bool(text) else {
+                        throw Error(key: "admin.allowUnauthenticated", message: "must be true or false, not '\(text)'")
+                    }
+                    configuration.adminAllowUnauthenticated = flag
+                }, show: { "\($0.adminAllowUnauthenticated)" }),
             .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
@@ -174,6 +182,17 @@ extension ServerConfiguration {
             throw Error(
                 key: "commit.replayBackoffMaxMs",
                 message: "must be at least commit.replayBackoffMs (\(configuration.replayBackoffMilliseconds))")
+        }
+        // Anyone who reaches the admin API can rewrite any user's context.
+        if !configuration.adminHostIsLoopback && configuration.adminToken.isEmpty
+            && !configuration.adminAllowUnauthenticated
+        {
+            throw Error(
+                key: "admin.host",
+                message: """
+                    is \(configuration.adminHost), beyond loopback: set admin.token (or, on a network that only \
+                    trusted clients reach, admin.allowUnauthenticated: true)
+                    """)
         }
         if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
             throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")

@@ -46,6 +46,15 @@ public struct ServerConfiguration: Sendable {
     public var adminPort = 8080
     /// `admin.token`; when set, `/v1/*` needs `Authorization: Bearer <token>`. Default: empty.
     public var adminToken = ""
+    /// `admin.allowUnauthenticated`: lets the admin API listen beyond loopback without a token.
+    /// Default: `false`.
+    public var adminAllowUnauthenticated = false
+
+    /// Whether `admin.host` is a loopback address (only this machine reaches it).
+    public var adminHostIsLoopback: Bool {
+        let host = self.adminHost.lowercased()
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
     /// `limits.maxEventBytes`. Default: `65536`.
     public var maxEventBytes = 65_536
     /// `badges.maxUnreadPerApp`. Default: `1000`.
