@@ -38,14 +38,9 @@ extension ServerConfiguration {
                     }
                     configuration.deliveryMode = mode
                 }, show: { $0.deliveryMode.rawValue }),
-            Setting(
-                key: "delivery.commitGroupOffsets",
-                apply: { (text, configuration) throws(Error) in
-                    guard let flag = Bool(text) else {
-                        throw Error(key: "delivery.commitGroupOffsets", message: "must be true or false, not '\(text)'")
-                    }
-                    configuration.commitGroupOffsets = flag
-                }, show: { $0.commitGroupOffsets.map { "\($0)" } ?? "(with the embedded broker)" }),
+            .boolean(
+                "delivery.commitGroupOffsets", \.commitGroupOffsets,
+                show: { $0.map { "\($0)" } ?? "(with the embedded broker)" }),
             .integer("commit.intervalMs", \.commitIntervalMilliseconds, 10...60_000),
             .integer("commit.replayBackoffMs", \.replayBackoffMilliseconds, 0...60_000),
             .integer("commit.replayBackoffMaxMs", \.replayBackoffMaxMilliseconds, 0...60_000),
@@ -57,14 +52,7 @@ extension ServerConfiguration {
             .text("admin.host", \.adminHost),
             .integer("admin.port", \.adminPort, 1...65535),
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
-            Setting(
-                key: "admin.allowUnauthenticated",
-                apply: { (text, configuration) throws(Error) in
-                    guard let flag = Bool(text) else {
-                        throw Error(key: "admin.allowUnauthenticated", message: "must be true or false, not '\(text)'")
-                    }
-                    configuration.adminAllowUnauthenticated = flag
-                }, show: { "\($0.adminAllowUnauthenticated)" }),
+            .boolean("admin.allowUnauthenticated", \.adminAllowUnauthenticated),
             .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
@@ -292,6 +280,22 @@ extension ServerConfiguration.Setting {
             }, show: { show($0[keyPath: path]) })
     }
 
+    /// A `true` or `false` key; `Flag` is `Bool`, or `Bool?` for a key whose default depends on
+    /// something else (`show` says what).
+    static func boolean<Flag>(
+        _ key: String, _ path: WritableKeyPath<ServerConfiguration, Flag>,
+        show: @escaping (Flag) -> String = { "\($0)" }
+    ) -> Self where Flag: ConfigurationFlag {
+        Self(
+            key: key,
+            apply: { (text, configuration) throws(ServerConfiguration.Error) in
+                guard let flag = Bool(text) else {
+                    throw .init(key: key, message: "must be true or false, not '\(text)'")
+                }
+                configuration[keyPath: path] = Flag(flag)
+            }, show: { show($0[keyPath: path]) })
+    }
+
     /// An integer key within `range`.
     static func integer<Value: FixedWidthInteger>(
         _ key: String, _ path: WritableKeyPath<ServerConfiguration, Value>, _ range: ClosedRange<Int>
@@ -307,4 +311,15 @@ extension ServerConfiguration.Setting {
                 configuration[keyPath: path] = Value(number)
             }, show: { "\($0[keyPath: path])" })
     }
+}
+
+/// `Bool` and `Bool?`, made from a parsed flag (``ServerConfiguration/Setting/boolean(_:_:show:)``).
+protocol ConfigurationFlag {
+    init(_ flag: Bool)
+}
+
+extension Bool: ConfigurationFlag {}
+
+extension Optional: ConfigurationFlag where Wrapped == Bool {
+    init(_ flag: Bool) { self = .some(flag) }
 }
