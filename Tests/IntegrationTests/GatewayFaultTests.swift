@@ -239,14 +239,20 @@ extension BrokerFaultAuditTests {
                 ? .atLeastOnce : .exactlyOnce
             let bench = try await GatewayBench()
             let records = Stream.stream(4000)
+            // The input comes in four quarters, each only once the membership before it is in
+            // place, so that every join and the leave happen while records flow and every member
+            // has records to take (paced by time, a busy machine's slow joins let the first two
+            // members take everything before the third owned a partition).
+            let quarter = records.count / 4
             let first = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
             try await first.waitUntil { first.gateway.assignedPartitions > 0 }
             var instances = [first]
-            let producing = Stream.produceInBackground(bench, records, chunks: 40)
             @Sendable func consumed(_ members: [InProcessGateway]) -> Double {
                 members.reduce(0) { $0 + $1.metric("focusgate_events_consumed_total") }
             }
-            for target in [600.0, 1200.0] {
+            for (part, target) in [(0, 600.0), (1, 1600.0)] {
+                let producing = Stream.produceInBackground(
+                    bench, Array(records[part * quarter..<(part + 1) * quarter]), chunks: 10)
                 let members = instances
                 try await members[0].waitUntil({ consumed(members) >= target }, timeout: .seconds(60))
                 let joining = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
@@ -257,11 +263,15 @@ extension BrokerFaultAuditTests {
                     { joining.gateway.assignedPartitions > 0 }, timeout: .seconds(90),
                     what: "the joining instance owns a partition")
                 instances.append(joining)
+                try await producing.value
             }
             let members = instances
-            try await members[0].waitUntil({ consumed(members) >= 3000 }, timeout: .seconds(60))
+            let third = Stream.produceInBackground(bench, Array(records[2 * quarter..<3 * quarter]), chunks: 10)
+            try await members[0].waitUntil({ consumed(members) >= 2600 }, timeout: .seconds(60))
+            try await third.value
+            let last = Stream.produceInBackground(bench, Array(records[(3 * quarter)...]), chunks: 10)
             try await instances[1].stop()  // a member leaves while records flow
-            try await producing.value
+            try await last.value
 
             let audit = try await bench.settled(records: records.count, timeout: .seconds(90))
             let committed = try bench.committedOffsets().values.reduce(0, +)
@@ -269,7 +279,12 @@ extension BrokerFaultAuditTests {
             let replayed = instances.reduce(0) { $0 + $1.metric("focusgate_replayed_records_total") }
             let reconsumed = instances.reduce(0) { $0 + $1.metric("focusgate_reconsumed_records_total") }
             // The state of the two members left, for keys whose last badge record is older than
-            // their newest (an aborted late writer the embedded broker shows).
+            // their newest (an aborted late writer the embedded broker shows), once they own every
+            // partition again (the leave's rebalance can still run when the offsets are all in).
+            let (survivor, other) = (instances[0], instances[2])
+            try await survivor.waitUntil(
+                { survivor.gateway.assignedPartitions + other.gateway.assignedPartitions == bench.partitions },
+                timeout: .seconds(60), what: "the two members left own every partition")
             let state = await Audit.committedBadges(of: [instances[0], instances[2]], records: records)
             // At-least-once, a partition's next owner also repeats what its previous owner delivered
             // past the group's offsets: counted by the previous owner as it let the partition go.
