@@ -48,9 +48,7 @@ struct OperationsFilesTests {
             }
         }
         // docs/contract.md's "Alerts" table names every rule, and no other.
-        let contract = try String(contentsOf: Self.root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
-        let section =
-            contract.components(separatedBy: "\n## Alerts\n").last?.components(separatedBy: "\n## ").first ?? ""
+        let section = try ProjectDocuments.section("Alerts")
         let documented = Set(
             section.split(separator: "\n").filter { $0.hasPrefix("| `") }.compactMap {
                 $0.split(separator: "`").dropFirst().first.map(String.init)

@@ -1,4 +1,5 @@
 import FocusGate
+import FocusGateHarness
 import FocusGateKafka
 import Foundation
 import Testing
@@ -25,11 +26,7 @@ struct ServerConfigurationTests {
 
     @Test("docs/contract.md's Configuration table has every key the reader knows, and no other")
     func contractTableMatchesTheReader() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let contract = try String(contentsOf: root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
-        let section =
-            contract.components(separatedBy: "\n## Configuration\n").last?.components(separatedBy: "\n## ").first ?? ""
+        let section = try ProjectDocuments.section("Configuration")
         // A row's first cell: one key, or several as `a` / `b` (each in backticks).
         var documented: Set<String> = []
         for line in section.split(separator: "\n") where line.hasPrefix("| `") {

@@ -1,4 +1,5 @@
 import FocusGate
+import FocusGateHarness
 import Foundation
 import FocusGateKafka
 import Testing
@@ -26,11 +27,7 @@ struct TopicNamesTests {
 
     @Test("docs/contract.md's topic tables name every topic of the code, and no other, compacted where the code says")
     func contractTables() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let contract = try String(contentsOf: root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
-        let section =
-            contract.components(separatedBy: "\n## Topics\n").last?.components(separatedBy: "\n## ").first ?? ""
+        let section = try ProjectDocuments.section("Topics")
         let tables = section.components(separatedBy: "\n### Creating the topics\n")
         #expect(tables.count == 2, "the Topics section and its Creating the topics table")
         let usages = TopicNames().usages

@@ -1,4 +1,5 @@
 import FocusGate
+import FocusGateHarness
 import FocusGateCore
 import FocusGateKafka
 import Foundation
@@ -63,12 +64,7 @@ extension EmbeddedBrokerTests {
                     "\(usage.name): written \(written.sorted()), documented \((documented[usage.name] ?? []).sorted())")
             }
             // docs/contract.md's "Outputs and headers" names the same headers.
-            let contract = try String(
-                contentsOf: Self.document.deletingLastPathComponent().appendingPathComponent("contract.md"),
-                encoding: .utf8)
-            let section =
-                contract.components(separatedBy: "\n## Outputs and headers\n").last?.components(separatedBy: "\n## ")
-                .first ?? ""
+            let section = try ProjectDocuments.section("Outputs and headers")
             let regex = try NSRegularExpression(pattern: "`(focusgate-[a-z-]+|as-of)`")
             let named = Set(
                 regex.matches(in: section, range: NSRange(section.startIndex..., in: section)).map {

@@ -49,9 +49,7 @@ extension EmbeddedBrokerTests {
 
         /// The rows of docs/contract.md's "Metrics" table: name, type (labels), meaning.
         static func contractMetrics() throws -> [String: Metric] {
-            let text = try String(contentsOf: self.root.appendingPathComponent("docs/contract.md"), encoding: .utf8)
-            let section =
-                text.components(separatedBy: "\n## Metrics\n").last?.components(separatedBy: "\n## ").first ?? ""
+            let section = try ProjectDocuments.section("Metrics")
             var metrics: [String: Metric] = [:]
             for line in section.split(separator: "\n") where line.hasPrefix("| `focusgate_") {
                 let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }

@@ -7,9 +7,6 @@ extension EmbeddedBrokerTests {
     /// serve` and embedded broker, each answer compared with the one the README shows.
     @Suite("README walkthrough")
     struct WalkthroughTests {
-        static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-
         /// A command of the walkthrough and the lines the README shows it printing.
         struct Step {
             var command: String
@@ -19,9 +16,7 @@ extension EmbeddedBrokerTests {
         /// The walkthrough's commands in order, `make run` and the pauses left out (the test
         /// starts the server itself and waits for each answer instead).
         static func steps() throws -> [Step] {
-            let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-            let walkthrough =
-                readme.components(separatedBy: "\n## Walkthrough\n").last?.components(separatedBy: "\n## ").first ?? ""
+            let walkthrough = try ProjectDocuments.section("Walkthrough", of: "README.md")
             var steps: [Step] = []
             for (index, block) in walkthrough.components(separatedBy: "```sh\n").enumerated() where index > 0 {
                 let body = block.components(separatedBy: "\n```").first ?? ""
