@@ -103,6 +103,32 @@ extension EmbeddedBrokerTests {
         }
 
         @Test(
+            "with no committed input offset the state is as of the input's beginning: a group marked past it (a transaction that aborted, which the embedded broker shows) is skipped"
+        )
+        func noCommittedOffset() async throws {
+            let bench = try await GatewayBench()
+            // Changelog partition 0 as the first member's aborted commits leave it on the embedded
+            // broker, before any offset of the group was committed: taken, the aborted state made
+            // the next member read the input again as duplicates and commit offsets with no state.
+            var state = PartitionState()
+            var records = Self.commit(&state, user: "u-at-start", unread: 1, through: 0)
+            records += Self.commit(&state, user: "u-aborted", unread: 3, through: 156)
+            let outcomes = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, headed: records, partition: 0)
+            #expect(outcomes.allSatisfy { $0.error == nil })
+            // No offset of the group is committed: the instance starts at the input's beginning.
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
+            try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
+            let unread = { (user: String) in
+                await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
+            }
+            #expect(await unread("u-at-start") == 1, "a marker at the input's beginning is within it")
+            #expect(await unread("u-aborted") == nil, "marked past the beginning: its offsets never committed")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
             "a group written after the state of newer input is skipped though within the committed offset; an aborted group before its replay is applied"
         )
         func lateStateSkipped() async throws {

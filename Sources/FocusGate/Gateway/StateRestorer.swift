@@ -32,6 +32,8 @@ import Logging
 final class StateRestorer {
     private let consumer: KafkaConsumer
     private let topic: String
+    /// The input topic (`notifications`), whose partitions the changelog's partitions follow.
+    private let inputTopic: String
     private let timeout: Duration
     private let logger: Logger
 
@@ -46,6 +48,7 @@ final class StateRestorer {
         }
         self.consumer = try KafkaConsumer(configuration: consumerConfiguration, logger: logger)
         self.topic = configuration.topics.state
+        self.inputTopic = configuration.topics.notifications
         self.timeout = configuration.operationTimeout * 2
         self.logger = logger
     }
@@ -63,8 +66,13 @@ final class StateRestorer {
     ///
     /// - Parameters:
     ///   - partition: The input partition, and the changelog partition with its state.
-    ///   - committed: The input partition's committed offset; `nil` when there is none (every
-    ///     record is taken then, marked or not, as are unmarked records always).
+    ///   - committed: The input partition's committed offset; `nil` when there is none: the
+    ///     consumer then starts at the input partition's beginning, and the state taken is as of
+    ///     it (its low watermark). A group whose marker is past that belongs to a transaction
+    ///     whose offsets never committed, as when the offsets are there: on the embedded broker,
+    ///     which shows aborted records, taking it brought back state of inputs that the consumer
+    ///     then read again as duplicates and never wrote to the changelog in a commit of its own,
+    ///     so that the next restore, at the offsets committed meanwhile, lacked them.
     ///   - state: Receives the users' state.
     /// - Returns: The changelog records read, and how many of them were skipped as uncommitted.
     /// - Throws: ``KafkaError`` when the changelog cannot be read to its end within twice the
@@ -81,7 +89,13 @@ final class StateRestorer {
         var nextReport = started + .seconds(1)
         var next = low
         var group = Group()
-        let limit = committed.flatMap { $0 >= 0 ? $0 : nil } ?? .max
+        let limit: Int64
+        if let committed, committed >= 0 {
+            limit = committed
+        } else {
+            limit = try self.consumer.watermarks(topic: self.inputTopic, partition: partition, timeout: self.timeout)
+                .low
+        }
         var legacy = false
         while next < high && !legacy {
             let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
