@@ -10,12 +10,15 @@ import Foundation
 final class Instance {
     let serve: ServeProcess
 
-    init(_ environment: [String: String]) async throws {
+    /// Starts `executable` (by default `BENCH_SERVE`, else the `focusgate` next to the benchmark)
+    /// with `environment`.
+    init(_ environment: [String: String], executable: URL = servedExecutable) async throws {
         self.serve = try await ServeProcess(
-            executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers, databasePath: path,
+            executable: executable, bootstrapServers: broker.bootstrapServers, databasePath: path,
             logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
             environment: environment, logPath: "/dev/stderr")
-        guard try await self.serve.waitUntilReady(timeout: .seconds(60)) else {
+        // Restoring the history takes seconds; under valgrind (BENCH_SERVE) minutes.
+        guard try await self.serve.waitUntilReady(timeout: .seconds(600)) else {
             fatalError("focusgate serve did not become ready")
         }
     }
@@ -84,6 +87,12 @@ final class Instance {
         precondition(status == 0, "focusgate serve exited with \(status)")
     }
 }
+
+/// The `focusgate` binary measured: `BENCH_SERVE` (another build, or a script that runs one under
+/// a profiler: `exec valgrind … focusgate "$@"`), else the one next to the benchmark.
+let servedExecutable =
+    ProcessInfo.processInfo.environment["BENCH_SERVE"].map { URL(fileURLWithPath: $0) }
+    ?? ServeProcess.siblingExecutable
 
 /// What an instance is told through `FOCUSGATE_*` variables: its input, a state topic of its own,
 /// its group, delivery mode and workers, and the Kafka settings the raw pass-through uses too.

@@ -2,7 +2,8 @@ internal import Crdkafka
 public import Logging
 
 /// A Kafka producer: keys, values, headers, explicit partitions, idempotence on by default,
-/// delivery reports surfaced for every record, and transactions
+/// delivery reports surfaced for every record (or, with
+/// ``KafkaProducerConfiguration/reportsFailuresOnly``, for every failed one), and transactions
 /// (see `KafkaProducer+Transactions.swift`).
 ///
 /// Delivery reports are served on the thread that calls ``poll(timeout:)``, ``flush(timeout:)`` or
@@ -21,7 +22,8 @@ public final class KafkaProducer {
     /// - Parameters:
     ///   - configuration: Brokers, idempotence, transactions and pass-through properties.
     ///   - logger: Receives librdkafka's log lines.
-    ///   - onDeliveryReport: Called once per produced record with its outcome, on the polling thread.
+    ///   - onDeliveryReport: Called once per produced record with its outcome (once per failed
+    ///     record when ``KafkaProducerConfiguration/reportsFailuresOnly``), on the polling thread.
     ///   - onStatistics: Called every `statisticsInterval` with librdkafka's statistics.
     /// - Throws: ``KafkaError`` naming the refused property.
     public init(

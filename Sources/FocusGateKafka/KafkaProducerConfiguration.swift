@@ -31,6 +31,11 @@ public struct KafkaProducerConfiguration: Sendable {
     /// the previous small one (`socket.nagle.disable`, i.e. `TCP_NODELAY`): with Nagle's algorithm,
     /// a request can wait up to 40 ms for a delayed ACK. Default: `true` (librdkafka's is `false`).
     public var disablesNagle: Bool = true
+    /// Delivery reports only for records that failed (`delivery.report.only.error`): a delivered
+    /// record is freed on librdkafka's broker thread instead of being handed to the polling
+    /// thread, and the caller learns that everything enqueued was delivered from a ``KafkaProducer/flush(timeout:)``
+    /// that returns with no failure reported, or from a transaction's commit. Default: `false`.
+    public var reportsFailuresOnly: Bool = false
     /// Emit statistics at this interval (`statistics.interval.ms`); `nil` turns them off. Default: `nil`.
     public var statisticsInterval: Duration?
     /// Any librdkafka property, passed through (e.g. `security.protocol`, `sasl.mechanisms`); one that
@@ -52,6 +57,9 @@ public struct KafkaProducerConfiguration: Sendable {
             ("queue.buffering.max.messages", String(self.maxQueuedMessages)),
             ("socket.nagle.disable", self.disablesNagle ? "true" : "false"),
         ]
+        if self.reportsFailuresOnly {
+            typed.append(("delivery.report.only.error", "true"))
+        }
         if self.isGapless && self.isIdempotent && self.transactionalID == nil {
             typed.append(("enable.gapless.guarantee", "true"))
         }

@@ -79,6 +79,15 @@ struct ConfigurationTests {
         #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["enable.gapless.guarantee"] == nil)
     }
 
+    @Test("a producer asks for delivery reports of failures only when told to")
+    func failureReportsOnly() {
+        var configuration = KafkaProducerConfiguration(bootstrapServers: "b:9092")
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["delivery.report.only.error"] == nil)
+        configuration.reportsFailuresOnly = true
+        #expect(
+            Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["delivery.report.only.error"] == "true")
+    }
+
     @Test("a producer lingers 1 ms unless linger.ms is passed through")
     func linger() {
         var configuration = KafkaProducerConfiguration(bootstrapServers: "b:9092")

@@ -119,6 +119,9 @@ public struct GatewayConfiguration: Sendable {
         var configuration = KafkaProducerConfiguration(bootstrapServers: self.bootstrapServers)
         configuration.properties = self.kafkaProperties
         configuration.isIdempotent = true
+        // The worker needs only failures: the flush or the transaction's commit says the rest
+        // was written, and a delivered record is freed off the worker's thread.
+        configuration.reportsFailuresOnly = true
         // At-least-once: no output may land after one the broker refused, ahead of its replay.
         configuration.isGapless = self.deliveryMode == .atLeastOnce
         if self.deliveryMode == .exactlyOnce {

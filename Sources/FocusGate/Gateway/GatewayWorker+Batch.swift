@@ -33,6 +33,8 @@ extension GatewayWorker {
         }
         self.cache.lookups(self.batchUsers, into: &self.batchContexts)
         let now = self.configuration.clock.nowMilliseconds()
+        self.decidedAtText.removeAll(keepingCapacity: true)
+        DecimalText.append(now, to: &self.decidedAtText)
         try self.beginTransactionIfNeeded()
 
         // Pass 2: decide, update state, produce.
@@ -52,7 +54,7 @@ extension GatewayWorker {
                 record.appendHeaders(to: &self.headerBuffer)
                 self.headerBuffer.append(name: "focusgate-error", value: error.code.rawValue)
                 self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
-                self.appendSourceHeader(record)
+                self.appendSourceHeader(record, prefix: progress.sourcePrefix)
                 try self.outputs.producer.produce(
                     topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer)
                 counts.deadLetters[error.code, default: 0] += 1
@@ -72,7 +74,7 @@ extension GatewayWorker {
                         counts.duplicates += 1
                     case .applied:
                         let outcome = decision.outcome == .delivered ? 0 : 1
-                        self.writeDecisionHeaders(decision, record: record, decidedAt: now)
+                        self.writeDecisionHeaders(decision, record: record, sourcePrefix: progress.sourcePrefix)
                         try self.outputs.producer.produce(
                             topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
                             key: record.key, value: record.value, headers: self.headerBuffer)
@@ -100,8 +102,10 @@ extension GatewayWorker {
     }
 
     /// The headers of a decided notification into ``headerBuffer``: the input record's own,
-    /// unchanged and in order, then the `focusgate-*` ones (docs/contract.md, Outputs).
-    private func writeDecisionHeaders(_ decision: Decision, record: KafkaRecord, decidedAt: Int64) {
+    /// unchanged and in order, then the `focusgate-*` ones (docs/contract.md, Outputs). What the
+    /// batch's records share (the source's topic and partition, the decision's instant) was
+    /// written once; per record only the offset and the context version are formatted.
+    private func writeDecisionHeaders(_ decision: Decision, record: KafkaRecord, sourcePrefix: [UInt8]) {
         self.headerBuffer.removeAll()
         record.appendHeaders(to: &self.headerBuffer)
         self.headerBuffer.append(name: "focusgate-decision", value: decision.outcome.rawValue)
@@ -112,16 +116,14 @@ extension GatewayWorker {
         if let version = decision.contextVersion {
             self.headerBuffer.append(name: "focusgate-context-version") { DecimalText.append(version, to: &$0) }
         }
-        self.appendSourceHeader(record)
-        self.headerBuffer.append(name: "focusgate-decided-at") { DecimalText.append(decidedAt, to: &$0) }
+        self.appendSourceHeader(record, prefix: sourcePrefix)
+        self.headerBuffer.append(name: "focusgate-decided-at", value: self.decidedAtText)
     }
 
-    /// `focusgate-source`: `topic/partition/offset`.
-    private func appendSourceHeader(_ record: KafkaRecord) {
+    /// `focusgate-source`: `topic/partition/offset`, from the partition's `topic/partition/`.
+    private func appendSourceHeader(_ record: KafkaRecord, prefix: [UInt8]) {
         self.headerBuffer.append(name: "focusgate-source") { bytes in
-            bytes.append(contentsOf: self.sourcePrefix)
-            DecimalText.append(Int64(record.partition), to: &bytes)
-            bytes.append(UInt8(ascii: "/"))
+            bytes.append(contentsOf: prefix)
             DecimalText.append(record.offset, to: &bytes)
         }
     }

@@ -40,8 +40,12 @@ extension GatewayWorker {
                 partition: partition.partition, committed: partition.offset, into: &state)
             restoredRecords += restored.records
             skippedRecords += restored.uncommitted
+            var sourcePrefix = self.sourcePrefix
+            DecimalText.append(Int64(partition.partition), to: &sourcePrefix)
+            sourcePrefix.append(UInt8(ascii: "/"))
             self.partitions[partition.partition] = Partition(
-                state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning)
+                state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning,
+                sourcePrefix: sourcePrefix)
             self.progress.assigned.add(1, ordering: .relaxed)
             self.metrics.assignedPartitions.increment()
         }

@@ -46,10 +46,14 @@ final class GatewayWorker {
         /// A rewind to ``committed`` that librdkafka refused (a seek can race a rebalance and come
         /// back `_OUTDATED`): no record of the partition is taken until the seek succeeds.
         var rewindPending = false
+        /// `<notifications topic>/<partition>/`: the part of the `focusgate-source` header its
+        /// records share, written once at assignment.
+        let sourcePrefix: [UInt8]
 
-        init(state: PartitionState, committed: Int64) {
+        init(state: PartitionState, committed: Int64, sourcePrefix: [UInt8] = []) {
             self.state = state
             self.committed = committed
+            self.sourcePrefix = sourcePrefix
             self.groupOffset = committed >= 0 ? committed : nil
         }
 
@@ -129,6 +133,9 @@ final class GatewayWorker {
     var badgeValue: [UInt8] = []
     /// `<notifications topic>/`, the start of every `focusgate-source` header.
     let sourcePrefix: [UInt8]
+    /// The `focusgate-decided-at` value of the batch being processed: one instant for the whole
+    /// batch, written once.
+    var decidedAtText: [UInt8] = []
     /// `people.repeatedWindowSeconds`, in milliseconds.
     let repeatedWindowMilliseconds: Int64
     var decoded: [Decoded] = []

@@ -139,7 +139,8 @@ extension ServerConfiguration {
     /// and at-least-once depend on them (docs/contract.md, Configuration).
     public static let ownedProperties: Set<String> = [
         "bootstrap.servers", "group.id", "group.instance.id", "transactional.id", "enable.idempotence",
-        "enable.gapless.guarantee", "isolation.level", "enable.auto.commit", "enable.auto.offset.store",
+        "enable.gapless.guarantee", "delivery.report.only.error", "isolation.level", "enable.auto.commit",
+        "enable.auto.offset.store",
         "auto.offset.reset", "partition.assignment.strategy",
     ]
 
