@@ -2,6 +2,9 @@
 // direct librdkafka calls from Swift, alternating in the same run. Prints both rates and their ratio.
 //
 //   swift run -c release KafkaPipeBenchmark [records] [rounds]
+//   LD_PRELOAD=.build/release/libMallocCounter.so .build/release/KafkaPipeBenchmark allocations
+//     (the producing thread's heap allocations and CPU per record produced, by headers per
+//     record and delivery-report setting)
 import Crdkafka
 import FocusGateKafka
 import FocusGateEmbeddedBroker
@@ -25,6 +28,67 @@ func event(_ index: Int) -> [UInt8] {
     let json =
         #"{"type":"notification","id":"n-\#(index)","userId":"u-\#(index % 10_000)","appId":"com.example.chat","filterCriteria":"work-account-identifier","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers please."},"interruption-level":"active","relevance-score":0.5}}"#
     return Array(json.utf8)
+}
+
+/// The calling thread's CPU time, in seconds.
+func threadCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+// MARK: - `allocations`: what producing one record costs the producing thread
+
+// What librdkafka allocates on the thread that produces, per record, by the number of headers:
+// the floor under a gateway worker's allocations (each output carries five or six headers). And
+// that thread's CPU per record, delivery reports served on it for every record or (the gateway's
+// setting) for failures only. Needs the allocation counter preloaded.
+if CommandLine.arguments.dropFirst().first == "allocations" {
+    typealias Reader = @convention(c) () -> UInt64
+    guard let symbol = dlsym(nil, "focusgate_thread_allocations") else {
+        print("run with LD_PRELOAD=.build/release/libMallocCounter.so (built by swift build -c release)")
+        exit(2)
+    }
+    let allocations = unsafeBitCast(symbol, to: Reader.self)
+    let output = "bench-allocations"
+    try broker.createTopic(.init(name: output, partitions: 1))
+    let records = 50_000
+    let key = Array("u-1".utf8)
+    let value = event(0)
+    print(
+        "| headers per record | delivery reports | allocations per record | thread CPU per record |\n|---|---|---|---|")
+    for failuresOnly in [false, true] {
+        for headerCount in [0, 1, 6] {
+            var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            configuration.reportsFailuresOnly = failuresOnly
+            var failed = 0
+            let producer = try KafkaProducer(configuration: configuration, logger: logger) { report in
+                if report.error != nil { failed += 1 }
+            }
+            let topic = try producer.topic(output)
+            var headers = KafkaHeaderBuffer()
+            for index in 0..<headerCount { headers.append(name: "focusgate-header-\(index)", value: "value") }
+            // The first record makes the topic's and the connection's buffers; not counted.
+            try producer.produce(topic: topic, key: key, value: value, headers: headers)
+            try producer.flush(timeout: .seconds(30))
+            let before = allocations()
+            let cpuBefore = threadCPUSeconds()
+            for _ in 0..<records {
+                try producer.produce(topic: topic, key: key, value: value, headers: headers)
+            }
+            try producer.flush(timeout: .seconds(60))
+            let perRecord = Double(allocations() - before) / Double(records)
+            let cpu = (threadCPUSeconds() - cpuBefore) * 1e6 / Double(records)
+            precondition(failed == 0, "\(failed) records failed")
+            let reports = failuresOnly ? "failures only" : "every record"
+            print(String(format: "| %d | %@ | %.2f | %.2f µs |", headerCount, reports, perRecord, cpu))
+            print(
+                #"{"benchmark":"produce-allocations","headers":\#(headerCount),"failures_only":\#(failuresOnly),"allocations":\#(String(format: "%.3f", perRecord)),"thread_cpu_us":\#(String(format: "%.3f", cpu))}"#
+            )
+        }
+    }
+    broker.shutdown()
+    exit(0)
 }
 
 do {
