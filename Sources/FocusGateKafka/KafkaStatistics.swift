@@ -37,6 +37,19 @@ public struct KafkaStatistics: Sendable {
     /// Messages waiting in the producer queue (`msg_cnt`).
     public var queuedMessages: Int64? { self.decoded?.msg_cnt }
 
+    /// Whether a broker of the cluster (a node id of 0 or more: not a bootstrap address or a
+    /// logical broker) had its connection up (`brokers.*.state` `UP`); `nil` when the document
+    /// names no such broker.
+    public var hasBrokerUp: Bool? {
+        let brokers = (self.decoded?.brokers ?? [:]).values.filter { ($0.nodeid ?? -1) >= 0 }
+        guard !brokers.isEmpty else { return nil }
+        return brokers.contains { $0.state == "UP" }
+    }
+
+    /// The consumer group handler's state (`cgrp.state`): `up` when the group coordinator is
+    /// known and reachable; `nil` for a client without a group.
+    public var groupState: String? { self.decoded?.cgrp?.state }
+
     /// Per partition figures; the internal `-1` (unassigned) partition is left out.
     public var partitions: [Partition] {
         guard let topics = self.decoded?.topics else { return [] }
@@ -64,6 +77,17 @@ public struct KafkaStatistics: Sendable {
         var name: String?
         var msg_cnt: Int64?
         var topics: [String: Topic]?
+        var brokers: [String: Broker]?
+        var cgrp: Group?
+    }
+
+    private struct Broker: Decodable, Sendable {
+        var nodeid: Int32?
+        var state: String?
+    }
+
+    private struct Group: Decodable, Sendable {
+        var state: String?
     }
 
     private struct Topic: Decodable, Sendable {

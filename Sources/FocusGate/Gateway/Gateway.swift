@@ -19,7 +19,7 @@ public final class Gateway: Service, Sendable {
     private let inboxes: [ContextChangeInbox]
     private let stopRequested = Atomic(false)
     private let readyWorkers = Atomic(0)
-    let progress = GatewayProgress()
+    let progress: GatewayProgress
     private let instanceTag: String
 
     /// The committed badges of the users this instance owns.
@@ -43,6 +43,23 @@ public final class Gateway: Service, Sendable {
         self.logger = logger
         self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
         self.badges = BadgeDirectory(workers: configuration.workers)
+        self.progress = GatewayProgress(workers: configuration.workers)
+    }
+
+    /// The pipeline's readiness checks (docs/contract.md, Admin API): `pipeline`, every worker
+    /// a member of the group; `kafka`, every worker's consumer saw a broker of the cluster and
+    /// its group coordinator up within ``GatewayConfiguration/readinessKafkaTimeout``; `loop`,
+    /// every worker's loop turned within ``GatewayConfiguration/readinessLoopTimeout``;
+    /// `restore`, no worker restoring partitions' state.
+    public var readinessChecks: [String: Bool] {
+        let now = ContinuousClock.now
+        let workers = self.progress.workers
+        return [
+            "pipeline": self.isConsuming,
+            "kafka": workers.allSatisfy { $0.sinceKafka(at: now) <= self.configuration.readinessKafkaTimeout },
+            "loop": workers.allSatisfy { $0.sinceTurn(at: now) <= self.configuration.readinessLoopTimeout },
+            "restore": !workers.contains { $0.isRestoring },
+        ]
     }
 
     /// Whether every worker has joined the group (part of readiness).
@@ -146,8 +163,60 @@ public final class Gateway: Service, Sendable {
     }
 }
 
-/// Counts the workers publish for whoever watches the instance (benchmarks, tests).
+/// Counts the workers publish for whoever watches the instance (benchmarks, tests, readiness).
 final class GatewayProgress: Sendable {
     let consumed = Atomic(0)
     let assigned = Atomic(0)
+    /// What readiness reads of each worker.
+    let workers: [WorkerHealth]
+
+    init(workers: Int) {
+        let origin = ContinuousClock.now
+        self.workers = (0..<workers).map { _ in WorkerHealth(origin: origin) }
+    }
+}
+
+/// What readiness reads of one worker, written by its thread: when its loop last turned, when
+/// its consumer last saw the cluster (a broker and the group coordinator up), whether a restore
+/// runs. Both instants start at the instance's start.
+final class WorkerHealth: Sendable {
+    private let origin: ContinuousClock.Instant
+    /// Nanoseconds since ``origin``.
+    private let lastTurn = Atomic<Int64>(0)
+    private let lastSawKafka = Atomic<Int64>(0)
+    private let restores = Atomic(0)
+
+    init(origin: ContinuousClock.Instant) {
+        self.origin = origin
+    }
+
+    private func nanoseconds(at instant: ContinuousClock.Instant) -> Int64 {
+        let (seconds, attoseconds) = (instant - self.origin).components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// The loop began a turn.
+    func turned(at instant: ContinuousClock.Instant = .now) {
+        self.lastTurn.store(self.nanoseconds(at: instant), ordering: .relaxed)
+    }
+
+    /// The consumer's statistics showed a broker of the cluster and the group coordinator up.
+    func sawKafka(at instant: ContinuousClock.Instant = .now) {
+        self.lastSawKafka.store(self.nanoseconds(at: instant), ordering: .relaxed)
+    }
+
+    func restoreStarted() { self.restores.add(1, ordering: .relaxed) }
+    func restoreEnded() { self.restores.subtract(1, ordering: .relaxed) }
+
+    var isRestoring: Bool { self.restores.load(ordering: .relaxed) > 0 }
+
+    /// How long ago the loop last turned.
+    func sinceTurn(at instant: ContinuousClock.Instant = .now) -> Duration {
+        .nanoseconds(self.nanoseconds(at: instant) - self.lastTurn.load(ordering: .relaxed))
+    }
+
+    /// How long ago the consumer last saw the cluster up.
+    func sinceKafka(at instant: ContinuousClock.Instant = .now) -> Duration {
+        .nanoseconds(self.nanoseconds(at: instant) - self.lastSawKafka.load(ordering: .relaxed))
+    }
 }

@@ -63,6 +63,14 @@ public struct GatewayConfiguration: Sendable {
     public var commitGroupOffsets = false
     /// How long a transaction commit, flush or abort may take before it counts as failed. Default: 30 s.
     public var operationTimeout: Duration = .seconds(30)
+    /// `readiness.kafkaTimeoutSeconds`: how long a worker's consumer may go without seeing a
+    /// broker of the cluster and its group coordinator up (in its statistics, every 5 s) before
+    /// the instance says it is not ready. Default: 30 s.
+    public var readinessKafkaTimeout: Duration = .seconds(30)
+    /// `readiness.loopTimeoutSeconds`: how long a worker's loop may go without turning (a batch,
+    /// a commit, a restore or a wait for records that takes longer) before the instance says it
+    /// is not ready. Default: 60 s.
+    public var readinessLoopTimeout: Duration = .seconds(60)
     /// Session timeout of the group membership. Default: 45 s.
     public var sessionTimeout: Duration = .seconds(45)
     /// When set, the pipeline first asks the cluster for its id (up to 10 s), and when the cluster

@@ -28,6 +28,8 @@ extension GatewayWorker {
     private func assign(_ assigned: [KafkaTopicPartition]) throws(KafkaError) {
         guard !assigned.isEmpty else { return }
         let started = ContinuousClock.now
+        self.health.restoreStarted()
+        defer { self.health.restoreEnded() }
         let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
         var restoredRecords = 0
         var skippedRecords = 0

@@ -179,7 +179,7 @@ final class GatewayWorker {
         self.consumer = try KafkaConsumer(
             configuration: consumerConfiguration, logger: logger,
             onRebalance: { rebalance in events.worker?.rebalance(rebalance) },
-            onStatistics: { statistics in events.worker?.recordLag(statistics) }
+            onStatistics: { statistics in events.worker?.recordStatistics(statistics) }
         )
         self.index = index
         self.configuration = configuration
@@ -222,6 +222,7 @@ final class GatewayWorker {
         }
         self.commitSchedule = CommitSchedule(interval: self.configuration.commitInterval, now: .now)
         while !self.shouldStop() {
+            self.health.turned()
             let wait = self.recordWait(until: self.commitSchedule.due)
             let allocations = AllocationCounter.threadAllocations()
             defer {
@@ -364,7 +365,18 @@ final class GatewayWorker {
         }
     }
 
-    fileprivate func recordLag(_ statistics: KafkaStatistics) {
+    /// The worker's share of readiness.
+    var health: WorkerHealth { self.progress.workers[self.index] }
+
+    /// Consumer lag per owned partition, and whether the cluster was seen up (readiness).
+    fileprivate func recordStatistics(_ statistics: KafkaStatistics) {
+        if statistics.hasBrokerUp == true && statistics.groupState == "up" {
+            self.health.sawKafka()
+        }
+        self.recordLag(statistics)
+    }
+
+    private func recordLag(_ statistics: KafkaStatistics) {
         for partition in statistics.partitions where partition.topic == self.configuration.topics.notifications {
             guard self.partitions[partition.partition] != nil, let lag = partition.consumerLag else { continue }
             let gauge =

@@ -91,9 +91,10 @@ public struct FocusGateServer: Sendable {
             logger: self.logger,
             readiness: {
                 let storeReachable = (try? await store.ping()) != nil
-                return Readiness(checks: [
-                    "pipeline": gateway.isConsuming, "invalidations": listener.isConsuming, "store": storeReachable,
-                ])
+                var checks = gateway.readinessChecks
+                checks["invalidations"] = listener.isConsuming
+                checks["store"] = storeReachable
+                return Readiness(checks: checks)
             }
         )
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"

@@ -45,6 +45,8 @@ extension ServerConfiguration {
             .integer("commit.replayBackoffMs", \.replayBackoffMilliseconds, 0...60_000),
             .integer("commit.replayBackoffMaxMs", \.replayBackoffMaxMilliseconds, 0...60_000),
             .integer("workers", \.workers, 1...256),
+            .integer("readiness.kafkaTimeoutSeconds", \.readinessKafkaTimeoutSeconds, 6...3600),
+            .integer("readiness.loopTimeoutSeconds", \.readinessLoopTimeoutSeconds, 1...3600),
             .text("store.kind", \.storeKind, oneOf: ["sqlite", "postgres"]),
             .text("store.sqlite.path", \.sqlitePath),
             .text("store.postgres.url", \.postgresURL, show: { Self.redactingPassword($0) }),

@@ -32,6 +32,10 @@ public struct ServerConfiguration: Sendable {
     public var replayBackoffMaxMilliseconds = 10_000
     /// `workers`. Default: `1`.
     public var workers = 1
+    /// `readiness.kafkaTimeoutSeconds`. Default: `30`.
+    public var readinessKafkaTimeoutSeconds = 30
+    /// `readiness.loopTimeoutSeconds`. Default: `60`.
+    public var readinessLoopTimeoutSeconds = 60
     /// `store.kind`: `sqlite` or `postgres`. Default: `sqlite`.
     public var storeKind = "sqlite"
     /// `store.sqlite.path`. Default: `focusgate.sqlite`.
@@ -125,6 +129,8 @@ public struct ServerConfiguration: Sendable {
         gateway.replayBackoff = .milliseconds(self.replayBackoffMilliseconds)
         gateway.maxReplayBackoff = .milliseconds(self.replayBackoffMaxMilliseconds)
         gateway.workers = self.workers
+        gateway.readinessKafkaTimeout = .seconds(self.readinessKafkaTimeoutSeconds)
+        gateway.readinessLoopTimeout = .seconds(self.readinessLoopTimeoutSeconds)
         gateway.maxEventBytes = self.maxEventBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
