@@ -57,7 +57,11 @@ extension EmbeddedBrokerTests {
             _ bench: GatewayBench, from first: InProcessGateway, configuration: GatewayConfiguration
         ) async throws -> InProcessGateway {
             let second = try await InProcessGateway(bench, configuration: configuration)
-            try await second.waitUntil({ second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(30))
+            // A join takes the embedded broker two rebalances of 5 s or more (cooperative
+            // protocol); beside a clean-clone make test on two cores it once took more than 30 s.
+            try await second.waitUntil(
+                { second.metric("focusgate_rebalances_total") >= 1 }, timeout: .seconds(90),
+                what: "the joining instance's first rebalance")
             try await first.stop()
             try await second.waitUntil(
                 { second.metric("focusgate_assigned_partitions") == Double(bench.partitions) }, timeout: .seconds(30),
