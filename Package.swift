@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FocusGateKafkaTests",
-            dependencies: ["FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore"],
+            dependencies: ["FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore", "FocusGateHarness"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -75,6 +75,14 @@ func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)
     for row in rows { print(row.json) }
 }
 
+/// Closes the store and the broker, prints the rows under `title` and ends the process.
+@MainActor func finish(printing title: String) async -> Never {
+    await store.close()
+    broker.shutdown()
+    printRows(title: title)
+    exit(0)
+}
+
 // MARK: - Broker, store, workload
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
@@ -125,10 +133,7 @@ if CommandLine.arguments.dropFirst().first == "latency" {
             rows.append(try await commitLatencyRow(offered: rate, seconds: 10, label: "as given"))
         }
     }
-    printRows(title: "gateway benchmark: latency (\(partitions) partitions, \(users) users)")
-    await store.close()
-    broker.shutdown()
-    exit(0)
+    await finish(printing: "gateway benchmark: latency (\(partitions) partitions, \(users) users)")
 }
 
 let input = "bench-notifications"
@@ -379,14 +384,10 @@ for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
     }
 }
 
+let throughputTitle =
+    "gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds)"
 if ProcessInfo.processInfo.environment["BENCH_SKIP_SCALE"] != nil {
-    await store.close()
-    broker.shutdown()
-    printRows(
-        title:
-            "gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds)"
-    )
-    exit(0)
+    await finish(printing: throughputTitle)
 }
 
 // MARK: - Scale: fresh input, instances assigned first, then the records arrive
@@ -471,9 +472,4 @@ rows.append(
     try await commitLatencyRow(
         offered: median(gateway[.exactlyOnce]!) / 2, seconds: 10, label: "half the measured maximum"))
 
-await store.close()
-broker.shutdown()
-printRows(
-    title:
-        "gateway benchmark (\(recordCount) records, \(partitions) partitions, \(users) users, median of \(rounds) rounds)"
-)
+await finish(printing: throughputTitle)

@@ -1,3 +1,4 @@
+import FocusGateHarness
 import FocusGateKafka
 import Foundation
 import Logging
@@ -21,16 +22,14 @@ struct EmbeddedBrokerSocketTests {
         let client = try Self.connect(port: port)
         defer { close(client) }
         let clientPort = try #require(Self.localPort(client))
-        // The cluster's thread accepts the connection: wait for its end of it to exist. The wait
-        // sleeps between looks: spinning took a core from that thread, and on a CI machine whose
-        // two cores ran other suites too, the accept once came after the 10 s this waited then.
-        let deadline = ContinuousClock.now + .seconds(60)
-        var accepted: Int32?
-        while accepted == nil, ContinuousClock.now < deadline {
-            accepted = Self.descriptors().first { Self.localPort($0) == port && Self.peerPort($0) == clientPort }
-            if accepted == nil { try await Task.sleep(for: .milliseconds(10)) }
+        // The cluster's thread accepts the connection: wait for its end of it to exist (on a CI
+        // machine whose two cores ran other suites too, that once took more than 10 s).
+        let accepted = try await Wait.for("the broker accepting the connection", timeout: .seconds(60)) {
+            Self.descriptors().first { Self.localPort($0) == port && Self.peerPort($0) == clientPort }
+        } where: {
+            $0 != nil
         }
-        let fd = try #require(accepted, "the broker did not accept the connection within 60 s")
+        let fd = try #require(accepted)
         #expect(Self.option(fd, TCP_NODELAY) == 1)
         #expect(Self.option(client, TCP_NODELAY) == 0, "a plain client socket keeps the kernel's default")
     }

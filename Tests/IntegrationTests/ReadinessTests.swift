@@ -5,19 +5,38 @@ import Foundation
 import Synchronization
 import Testing
 
-/// A store whose loads do not answer while ``stalls`` is set (they wait for it to clear), as a
-/// store that hangs does; everything else goes to the store it wraps.
+/// A store whose loads do not answer between ``stall()`` and ``release()`` (each waits for the
+/// release), as a store that hangs does; everything else goes to the store it wraps.
 final class StallingStore: ContextStore {
-    let stalls = Mutex(false)
+    /// Whether loads stall, and the loads waiting for the release.
+    private let gate = Mutex<(stalled: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
     private let store: any ContextStore
 
     init(_ store: any ContextStore) {
         self.store = store
     }
 
+    func stall() {
+        self.gate.withLock { $0.stalled = true }
+    }
+
+    /// Lets the waiting loads and every later one through.
+    func release() {
+        let waiting = self.gate.withLock { gate in
+            gate.stalled = false
+            defer { gate.waiting.removeAll() }
+            return gate.waiting
+        }
+        for load in waiting { load.resume() }
+    }
+
     func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext] {
-        while self.stalls.withLock({ $0 }) {
-            try? await Task.sleep(for: .milliseconds(20))
+        await withCheckedContinuation { (load: CheckedContinuation<Void, Never>) in
+            let proceeds = self.gate.withLock { gate in
+                if gate.stalled { gate.waiting.append(load) }
+                return !gate.stalled
+            }
+            if proceeds { load.resume() }
         }
         return try await self.store.contexts(for: userIDs)
     }
@@ -76,12 +95,13 @@ extension EmbeddedBrokerTests {
             // Each batch of users not cached waits for the store up to the cache's load timeout
             // (2 s), and the worker's loop does not turn meanwhile; batch after batch while the
             // store does not answer.
-            store.stalls.withLock { $0 = true }
+            store.stall()
+            defer { store.release() }  // also when a wait below fails
             try bench.send((0..<200).map { Events.notification("n-\($0)", user: "u-\($0)", criteria: "work") })
             try await instance.waitUntil(
                 { instance.gateway.readinessChecks["loop"] == false }, timeout: .seconds(60),
                 what: "the loop check failing")
-            store.stalls.withLock { $0 = false }
+            store.release()
             try await instance.waitUntil(
                 { instance.gateway.readinessChecks["loop"] == true }, timeout: .seconds(60),
                 what: "the loop check passing again")

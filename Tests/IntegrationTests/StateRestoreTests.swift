@@ -47,6 +47,11 @@ extension EmbeddedBrokerTests {
                 + [Self.marker(through: offset)]
         }
 
+        /// The unread count of `user`'s app `chat` in `instance`'s committed state; `nil` when none.
+        static func unread(_ instance: InProcessGateway, _ user: String) async -> Int? {
+            await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
+        }
+
         /// Commits offset `offset` of input partition `partition` for the gateway's group.
         static func commitInput(_ bench: GatewayBench, offset: Int64, partition: Int32 = 0) throws {
             let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
@@ -62,16 +67,17 @@ extension EmbeddedBrokerTests {
             #expect(try bench.committedOffsets()[partition] == offset)
         }
 
-        /// Writes each changelog partition's records, commits its input partition's offset, and
-        /// starts an instance; returns it once it owns every partition (their state restored).
+        /// Writes each changelog partition's records, commits its input partition's offset (none
+        /// when `nil`), and starts an instance; returns it once it owns every partition (their
+        /// state restored).
         static func restored(
-            _ bench: GatewayBench, _ partitions: [(partition: Int32, records: [Record], committed: Int64)]
+            _ bench: GatewayBench, _ partitions: [(partition: Int32, records: [Record], committed: Int64?)]
         ) async throws -> InProcessGateway {
             for (partition, records, committed) in partitions {
                 let outcomes = try KafkaTestSupport.produce(
                     bench.broker, topic: bench.topics.state, headed: records, partition: partition)
                 #expect(outcomes.allSatisfy { $0.error == nil })
-                try Self.commitInput(bench, offset: committed, partition: partition)
+                if let committed { try Self.commitInput(bench, offset: committed, partition: partition) }
             }
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
             try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
@@ -92,12 +98,11 @@ extension EmbeddedBrokerTests {
             records += Self.commit(&state, user: "u-only-uncommitted", unread: 4, through: 13, headed: false)
             records += Self.changes(&state, users: ["u-cut-short"], unread: 2, asOf: nil)
             let instance = try await Self.restored(bench, [(0, records, 12)])
-            let unread = { (user: String) in
-                await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
-            }
-            #expect(await unread("u-committed") == 1, "the later changes (through 20 > 12) were skipped")
-            #expect(await unread("u-only-uncommitted") == nil, "no committed state at all")
-            #expect(await unread("u-cut-short") == nil, "changes with no marker after them are a commit cut short")
+            #expect(await Self.unread(instance, "u-committed") == 1, "the later changes (through 20 > 12) were skipped")
+            #expect(await Self.unread(instance, "u-only-uncommitted") == nil, "no committed state at all")
+            #expect(
+                await Self.unread(instance, "u-cut-short") == nil,
+                "changes with no marker after them are a commit cut short")
             try await instance.stop()
             await bench.shutdown()
         }
@@ -113,17 +118,12 @@ extension EmbeddedBrokerTests {
             var state = PartitionState()
             var records = Self.commit(&state, user: "u-at-start", unread: 1, through: 0)
             records += Self.commit(&state, user: "u-aborted", unread: 3, through: 156)
-            let outcomes = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, headed: records, partition: 0)
-            #expect(outcomes.allSatisfy { $0.error == nil })
             // No offset of the group is committed: the instance starts at the input's beginning.
-            let instance = try await InProcessGateway(bench, configuration: bench.configuration())
-            try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
-            let unread = { (user: String) in
-                await instance.gateway.badges.badges(userID: user).first { $0.appID == "chat" }?.unread
-            }
-            #expect(await unread("u-at-start") == 1, "a marker at the input's beginning is within it")
-            #expect(await unread("u-aborted") == nil, "marked past the beginning: its offsets never committed")
+            let instance = try await Self.restored(bench, [(0, records, nil)])
+            #expect(await Self.unread(instance, "u-at-start") == 1, "a marker at the input's beginning is within it")
+            #expect(
+                await Self.unread(instance, "u-aborted") == nil,
+                "marked past the beginning: its offsets never committed")
             try await instance.stop()
             await bench.shutdown()
         }

@@ -184,7 +184,7 @@ final class WorkerHealth: Sendable {
     /// Nanoseconds since ``origin``.
     private let lastTurn = Atomic<Int64>(0)
     private let lastSawKafka = Atomic<Int64>(0)
-    private let restores = Atomic(0)
+    private let restoring = Atomic(false)
 
     init(origin: ContinuousClock.Instant) {
         self.origin = origin
@@ -196,27 +196,27 @@ final class WorkerHealth: Sendable {
     }
 
     /// The loop began a turn.
-    func turned(at instant: ContinuousClock.Instant = .now) {
-        self.lastTurn.store(self.nanoseconds(at: instant), ordering: .relaxed)
+    func turned() {
+        self.lastTurn.store(self.nanoseconds(at: .now), ordering: .relaxed)
     }
 
     /// The consumer's statistics showed a broker of the cluster and the group coordinator up.
-    func sawKafka(at instant: ContinuousClock.Instant = .now) {
-        self.lastSawKafka.store(self.nanoseconds(at: instant), ordering: .relaxed)
+    func sawKafka() {
+        self.lastSawKafka.store(self.nanoseconds(at: .now), ordering: .relaxed)
     }
 
-    func restoreStarted() { self.restores.add(1, ordering: .relaxed) }
-    func restoreEnded() { self.restores.subtract(1, ordering: .relaxed) }
+    func restoreStarted() { self.restoring.store(true, ordering: .relaxed) }
+    func restoreEnded() { self.restoring.store(false, ordering: .relaxed) }
 
-    var isRestoring: Bool { self.restores.load(ordering: .relaxed) > 0 }
+    var isRestoring: Bool { self.restoring.load(ordering: .relaxed) }
 
     /// How long ago the loop last turned.
-    func sinceTurn(at instant: ContinuousClock.Instant = .now) -> Duration {
+    func sinceTurn(at instant: ContinuousClock.Instant) -> Duration {
         .nanoseconds(self.nanoseconds(at: instant) - self.lastTurn.load(ordering: .relaxed))
     }
 
     /// How long ago the consumer last saw the cluster up.
-    func sinceKafka(at instant: ContinuousClock.Instant = .now) -> Duration {
+    func sinceKafka(at instant: ContinuousClock.Instant) -> Duration {
         .nanoseconds(self.nanoseconds(at: instant) - self.lastSawKafka.load(ordering: .relaxed))
     }
 }

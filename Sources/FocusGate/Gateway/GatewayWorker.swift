@@ -88,6 +88,8 @@ final class GatewayWorker {
     let badgeDesk: BadgeDirectory.Desk
     let metrics: GatewayMetrics
     let progress: GatewayProgress
+    /// The worker's share of readiness (one of ``progress``'s).
+    let health: WorkerHealth
     let logger: Logger
     private let shouldStop: @Sendable () -> Bool
     private let onReady: @Sendable () -> Void
@@ -188,6 +190,7 @@ final class GatewayWorker {
         self.badgeDesk = badgeDesk
         self.metrics = metrics
         self.progress = progress
+        self.health = progress.workers[index]
         self.logger = logger
         self.shouldStop = shouldStop
         self.onReady = onReady
@@ -364,9 +367,6 @@ final class GatewayWorker {
             throw fatal
         }
     }
-
-    /// The worker's share of readiness.
-    var health: WorkerHealth { self.progress.workers[self.index] }
 
     /// Consumer lag per owned partition, and whether the cluster was seen up (readiness).
     fileprivate func recordStatistics(_ statistics: KafkaStatistics) {
