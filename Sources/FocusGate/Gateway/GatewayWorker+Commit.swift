@@ -224,15 +224,18 @@ extension GatewayWorker {
         self.configuration.deliveryMode == .atLeastOnce && self.outputs.producer.fatalError != nil
     }
 
-    /// Replaces a producer stopped by a fatal error with a new one: the outputs it could still
-    /// deliver are delivered, the rest purged. The usual cause is a gap
-    /// (``KafkaProducerConfiguration/isGapless``): the broker refused records for good, and the
-    /// producer failed every record after them rather than write them ahead of the replay.
+    /// Replaces a producer stopped by a fatal error with a new one; what it still held, queued or
+    /// in flight, is purged at once: the replay produces all of it again, and a purged record in
+    /// flight that the broker wrote anyway is one of the replay's counted repeats. (Flushing it
+    /// first waited up to `operationTimeout` for records queued behind the error, which a stopped
+    /// producer never sends: a 30 s stall per replacement, seen in the refusal audits under load.)
+    /// The usual cause is a gap (``KafkaProducerConfiguration/isGapless``): the broker refused
+    /// records for good, and the producer failed every record after them rather than write them
+    /// ahead of the replay.
     private func replaceProducer(stoppedBy error: KafkaError) throws(KafkaError) {
         self.logger.warning(
             "the producer stopped with a fatal error; replaying since the last commit with a new producer",
             metadata: ["kafka.error": "\(error)"])
-        _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
         self.outputs.producer.purge()
         self.outputs = try GatewayOutputs(
             configuration: self.configuration, worker: self.index, instanceTag: self.instanceTag,
