@@ -26,6 +26,7 @@ let package = Package(
         // and swift-configuration would be built for nothing.
         .package(
             url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
@@ -83,6 +84,10 @@ let package = Package(
                 "FocusGateKafka",
                 "FocusGateStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The admin API asks its peers (Admin/PeerInstances.swift) over NIO's HTTP/1.1.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -6,7 +6,7 @@ public import Foundation
 /// `focusgate serve` as a child process against a given broker and SQLite file, for the
 /// integration tests, the end-to-end benchmark and the soak run.
 public final class ServeProcess: Sendable {
-    public let adminPort = freeLoopbackPort()
+    public let adminPort: UInt16
     /// The process's log: a file, never a pipe, so that a chatty process never blocks.
     public let logPath: String
     /// Whether ``logPath`` is the process's own temporary file, removed with it.
@@ -23,11 +23,13 @@ public final class ServeProcess: Sendable {
     ///   - logLevel: `--log-level`.
     ///   - environment: More environment variables; they win over the defaults.
     ///   - logPath: Where the process's log goes; `nil`: a temporary file, read with ``standardError``.
+    ///   - adminPort: The admin API's port; `nil`: a free one.
     /// - Throws: When the process cannot be started.
     public init(
         executable: URL, bootstrapServers: String, databasePath: String, logLevel: String = "warning",
-        environment: [String: String] = [:], logPath: String? = nil
+        environment: [String: String] = [:], logPath: String? = nil, adminPort: UInt16? = nil
     ) async throws {
+        self.adminPort = adminPort ?? freeLoopbackPort()
         self.ownsLog = logPath == nil
         self.logPath = logPath ?? NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
         self.child = try await RunningProcess(

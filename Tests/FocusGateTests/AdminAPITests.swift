@@ -12,10 +12,26 @@ import Testing
 /// Badges held in a real partition state, as a worker would hold them.
 actor LedgerBadges: BadgeReading {
     var state = PartitionState()
-    func badges(userID: String) -> [Badge] { self.state.badges(userID: userID) }
+    /// The instance holds the one partition of one: a user it does not hold has no badges.
+    func badges(userID: String) -> LocalBadges {
+        self.state.contains(userID: userID)
+            ? .held(self.state.badges(userID: userID)) : .notHeld(partitions: [0], partitionCount: 1)
+    }
     func add(userID: String, appID: String, id: String) {
         _ = self.state.admit(
             NotificationEvent(id: id, userID: userID, appID: appID), context: nil, nowMilliseconds: 0)
+    }
+}
+
+/// One instance's own answers, fixed: what it holds of a group's partitions and users.
+struct InstanceAnswers: BadgeReading {
+    var held: [String: [Badge]] = [:]
+    var partitions: Set<Int32>
+    var partitionCount = 2
+
+    func badges(userID: String) async -> LocalBadges {
+        self.held[userID].map { .held($0) }
+            ?? .notHeld(partitions: self.partitions, partitionCount: self.partitionCount)
     }
 }
 
@@ -37,14 +53,15 @@ struct AdminFixture {
     }
 
     func router(
-        token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none
+        token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none,
+        badges: (any BadgeReading)? = nil, peers: [String] = []
     ) -> Router<BasicRequestContext> {
-        var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits)
+        var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits, peers: peers)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
             configuration: configuration, store: self.store,
             publisher: KafkaInvalidationPublisher(producer: self.producer, topic: self.topic),
-            badges: self.badges, registry: self.registry, logger: testLogger,
+            badges: badges ?? self.badges, registry: self.registry, logger: testLogger,
             readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
         )
         return api.router()
@@ -219,6 +236,74 @@ struct AdminAPITests {
                 response in
                 #expect(response.status == .notFound)
                 #expect(json(response.body)["error"] as? String == "not-found")
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test(
+        "any instance answers: the peer that holds the user answers for it, [] only when the instances that answered hold every partition between them, else 503 owner-unavailable with Retry-After"
+    )
+    func peersAnswer() async throws {
+        let fixture = try await AdminFixture()
+        let badge = Badge(appID: "chat", badge: 2, unread: 2, sequence: 7)
+        // Instance B holds partition 1 and the user u-b; A holds partition 0; C is restoring.
+        let instanceB = InstanceAnswers(held: ["u-b": [badge]], partitions: [1])
+        let instanceA = InstanceAnswers(partitions: [0])
+        let restoring = InstanceAnswers(partitions: [])
+        let token = "group-token"
+        let bearer: HTTPFields = [.authorization: "Bearer \(token)"]
+        /// The user's badges as the instance answers: status, body, `Retry-After`.
+        @Sendable func status(_ server: LiveServer, _ user: String) async throws -> (
+            HTTPResponse.Status, [String: Any], String?
+        ) {
+            var answer: (HTTPResponse.Status, ByteBuffer, String?) = (.internalServerError, ByteBuffer(), nil)
+            try await server.execute(uri: "/v1/users/\(user)/badges", method: .get, headers: bearer) { response in
+                answer = (response.status, response.body, response.headers[.retryAfter])
+            }
+            return (answer.0, json(answer.1), answer.2)
+        }
+        try await LiveServer.run(fixture.router(token: token, badges: instanceB)) { b in
+            let peerB = b.baseURL.replacingOccurrences(of: "http://", with: "")
+            // B's own answers, as its peers read them.
+            try await b.execute(uri: "/v1/instance/users/u-b/badges", method: .get, headers: bearer) { response in
+                let answer = json(response.body)
+                #expect(answer["held"] as? Bool == true)
+                #expect((answer["badges"] as? [[String: Any]])?.first?["badge"] as? Int == 2)
+            }
+            try await b.execute(uri: "/v1/instance/users/u-a/badges", method: .get, headers: bearer) { response in
+                let answer = json(response.body)
+                #expect(answer["held"] as? Bool == false)
+                #expect(answer["partitions"] as? [Int] == [1] && answer["partitionCount"] as? Int == 2)
+            }
+            // A, with B and an address nothing listens on as its peers.
+            try await LiveServer.run(
+                fixture.router(token: token, badges: instanceA, peers: [peerB, "127.0.0.1:1"])
+            ) { a in
+                let (heldStatus, held, _) = try await status(a, "u-b")
+                #expect(heldStatus == .ok)
+                #expect(held["userId"] as? String == "u-b")
+                let items = held["badges"] as? [[String: Any]]
+                #expect(
+                    items?.count == 1 && items?.first?["badge"] as? Int == 2 && items?.first?["sequence"] as? Int == 7)
+                let (noneStatus, none, _) = try await status(a, "u-nobody")
+                #expect(
+                    noneStatus == .ok && (none["badges"] as? [Any])?.isEmpty == true, "A and B hold both partitions")
+            }
+            // A alone: it holds one partition of two, so it cannot say.
+            try await LiveServer.run(fixture.router(token: token, badges: instanceA)) { a in
+                let (alone, answer, retryAfter) = try await status(a, "u-b")
+                #expect(alone == .serviceUnavailable && answer["error"] as? String == "owner-unavailable")
+                #expect(retryAfter == "1")
+            }
+            // A with a peer that is restoring: partition 1 is held by no one that answered.
+            try await LiveServer.run(fixture.router(token: token, badges: restoring)) { c in
+                let peerC = c.baseURL.replacingOccurrences(of: "http://", with: "")
+                try await LiveServer.run(fixture.router(token: token, badges: instanceA, peers: [peerC])) { a in
+                    let (moving, answer, retryAfter) = try await status(a, "u-nobody")
+                    #expect(moving == .serviceUnavailable && answer["error"] as? String == "owner-unavailable")
+                    #expect(retryAfter == "1")
+                }
             }
         }
         await fixture.shutdown()

@@ -50,7 +50,7 @@ struct ContextChangeInboxTests {
     @Test("a badge question waits for the worker's answer; one asked again after the commit keeps waiting")
     func questionWaitsForTheWorker() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 1)
+        let directory = BadgeDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
         desk.open(waker: consumer.waker)
         async let asked = directory.badges(userID: "u-1")
@@ -62,12 +62,12 @@ struct ContextChangeInboxTests {
             var users: [String] = []
             desk.answer { userID in
                 users.append(userID)
-                return userID == "u-1" ? .owned([Self.badge]) : .notOwned
+                return userID == "u-1" ? .owned([Self.badge]) : .notOwned(held: [])
             }
             return users
         }
         #expect(answered == ["u-1"])
-        #expect(await asked == [Self.badge])
+        #expect(await asked == .held([Self.badge]))
         #expect(desk.waitingQuestions == 0 && !desk.hasQuestions)
         desk.close()
     }
@@ -75,38 +75,42 @@ struct ContextChangeInboxTests {
     @Test("a worker that does not run answers at once: before it opens, and after it closes")
     func stoppedWorkerAnswersAtOnce() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 1)
+        let directory = BadgeDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
-        #expect(await directory.badges(userID: "u-1").isEmpty)
+        let nothing = LocalBadges.notHeld(partitions: [], partitionCount: 4)
+        #expect(await directory.badges(userID: "u-1") == nothing)
         desk.open(waker: consumer.waker)
         async let waiting = directory.badges(userID: "u-1")
         try await Self.waitForQuestions(1, at: desk)
         desk.close()
-        #expect(await waiting.isEmpty)
-        #expect(await directory.badges(userID: "u-1").isEmpty)
+        #expect(await waiting == nothing)
+        #expect(await directory.badges(userID: "u-1") == nothing)
     }
 
-    @Test("with several workers the question goes to each; the owner's answer is taken")
+    @Test("with several workers the question goes to each; the owner's answer is taken, else the partitions they hold")
     func ownerAnswers() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 3)
+        let directory = BadgeDirectory(workers: 3) { 4 }
         for desk in directory.desks { desk.open(waker: consumer.waker) }
         async let owned = directory.badges(userID: "u-1")
         for desk in directory.desks { try await Self.waitForQuestions(1, at: desk) }
         for (index, desk) in directory.desks.enumerated() {
-            desk.answer { _ in index == 1 ? .owned([Self.badge]) : .notOwned }
+            desk.answer { _ in index == 1 ? .owned([Self.badge]) : .notOwned(held: [Int32(index)]) }
         }
-        #expect(await owned == [Self.badge])
+        #expect(await owned == .held([Self.badge]))
+        // No worker holds the user: the answer is the partitions they hold between them.
         async let unowned = directory.badges(userID: "u-2")
         for desk in directory.desks { try await Self.waitForQuestions(1, at: desk) }
-        for desk in directory.desks { desk.answer { _ in .notOwned } }
-        #expect(await unowned.isEmpty)
+        for (index, desk) in directory.desks.enumerated() {
+            desk.answer { _ in .notOwned(held: index == 0 ? [0, 3] : [Int32(index)]) }
+        }
+        #expect(await unowned == .notHeld(partitions: [0, 1, 2, 3], partitionCount: 4))
         for desk in directory.desks { desk.close() }
     }
 
     @Test("a question wakes a worker that waits for records")
     func questionWakesTheWorker() async throws {
-        let directory = BadgeDirectory(workers: 1)
+        let directory = BadgeDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
         let opened = Atomic(false)
         let worker = Task {
@@ -130,7 +134,7 @@ struct ContextChangeInboxTests {
             try #require(ContinuousClock.now < deadline, "the worker did not open its desk within 10 s")
             await Task.yield()
         }
-        #expect(await directory.badges(userID: "u-1") == [Self.badge])
+        #expect(await directory.badges(userID: "u-1") == .held([Self.badge]))
         let waited = try await worker.value
         #expect(waited < .seconds(10), "the worker woke after \(waited)")
     }

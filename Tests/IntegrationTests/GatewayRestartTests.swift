@@ -10,7 +10,9 @@ import Testing
 
 extension ServeProcess {
     /// `focusgate serve` against the test's embedded broker and store, with fast group settings.
-    convenience init(_ bench: GatewayBench, environment extra: [String: String] = [:]) async throws {
+    convenience init(_ bench: GatewayBench, adminPort: UInt16? = nil, environment extra: [String: String] = [:])
+        async throws
+    {
         try await self.init(
             executable: Self.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
             databasePath: bench.databasePath,
@@ -22,7 +24,8 @@ extension ServeProcess {
                 "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
                 "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
                 "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
-            ].merging(extra) { $1 }
+            ].merging(extra) { $1 },
+            adminPort: adminPort
         )
     }
 }

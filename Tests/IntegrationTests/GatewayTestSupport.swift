@@ -41,6 +41,11 @@ final class GatewayBench: Sendable {
         configuration.commitGroupOffsets = true
         configuration.sessionTimeout = .seconds(6)
         configuration.kafkaProperties = Self.fastGroupProperties
+        // librdkafka's own debug contexts (e.g. `cgrp,consumer`), logged at debug level
+        // (`FOCUSGATE_TEST_LOG=debug`): to see a group's joins when a test waits for one.
+        if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
+            configuration.kafkaProperties["debug"] = contexts
+        }
         configuration.maxEventBytes = 2048
         return configuration
     }
@@ -218,7 +223,7 @@ struct Audit {
         var result: [String: Badge] = [:]
         for user in Set(records.compactMap(\.key)) {
             for instance in instances {
-                for badge in await instance.gateway.badges.badges(userID: user) {
+                for badge in await instance.gateway.badges.held(userID: user) {
                     result["\(user)/\(badge.appID)"] = badge
                 }
             }
@@ -382,5 +387,14 @@ enum Events {
                 appID: update.appID, badge: update.badge, unread: update.unread, sequence: update.sequence)
         }
         return result
+    }
+}
+
+extension BadgeDirectory {
+    /// The user's badges when a worker here holds the user, else none (a test's one instance
+    /// holds every partition).
+    func held(userID: String) async -> [Badge] {
+        if case .held(let badges) = await self.badges(userID: userID) { return badges }
+        return []
     }
 }

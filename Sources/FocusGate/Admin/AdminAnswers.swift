@@ -29,15 +29,34 @@ struct StoredContext: Encodable {
 
 /// `GET /v1/users/{userId}/badges`.
 struct UserBadges: Encodable {
-    struct Item: Encodable {
+    struct Item: Codable {
         var appId: String
         var badge: Int
         var unread: Int
         var sequence: UInt64
+
+        init(_ badge: Badge) {
+            self.appId = badge.appID
+            self.badge = badge.badge
+            self.unread = badge.unread
+            self.sequence = badge.sequence
+        }
     }
 
     var userId: String
     var badges: [Item]
+}
+
+/// `GET /v1/instance/users/{userId}/badges`: what this instance alone knows, for its peers.
+struct InstanceBadges: Codable {
+    var userId: String
+    /// Whether a worker of this instance holds the user (then `badges` are theirs).
+    var held: Bool
+    var badges: [UserBadges.Item]
+    /// The input partitions whose state this instance's workers hold, restored.
+    var partitions: [Int32]
+    /// The input topic's partition count (`0`: not yet known).
+    var partitionCount: Int
 }
 
 /// Every error answer: a stable code and a message, with the details some codes carry.

@@ -22,10 +22,20 @@ public struct KafkaInvalidationPublisher: InvalidationPublishing {
     }
 }
 
-/// Reads a user's badges from whichever worker owns the user.
+/// Reads a user's badges from whichever worker of this instance holds the user.
 public protocol BadgeReading: Sendable {
-    /// The user's badges, by app; empty when the user has none here.
-    func badges(userID: String) async -> [Badge]
+    /// This instance's answer: the user's committed badges when one of its workers holds the
+    /// user, else which input partitions its workers hold.
+    func badges(userID: String) async -> LocalBadges
+}
+
+/// What one instance knows of a user's badges (docs/contract.md, "Any instance answers").
+public enum LocalBadges: Sendable, Equatable {
+    /// A worker here holds the user's state: their badges as committed, by app.
+    case held([Badge])
+    /// No worker here holds the user. `partitions` are the input partitions whose state the
+    /// workers hold (restored), of `partitionCount` (`0`: not yet known).
+    case notHeld(partitions: Set<Int32>, partitionCount: Int)
 }
 
 /// What `/readyz` reports.

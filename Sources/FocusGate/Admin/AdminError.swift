@@ -15,10 +15,12 @@ public struct AdminError: Error, Sendable, HTTPResponseError {
     public var reason: String?
     /// The stored version, with `stale-version`.
     public var currentVersion: Int64?
+    /// Sent as `Retry-After` (seconds) with a `503` that a retry soon can mend.
+    public var retryAfterSeconds: Int?
 
     public init(
         _ status: HTTPResponse.Status, _ code: String, _ message: String, field: String? = nil,
-        position: Int? = nil, reason: String? = nil, currentVersion: Int64? = nil
+        position: Int? = nil, reason: String? = nil, currentVersion: Int64? = nil, retryAfterSeconds: Int? = nil
     ) {
         self.status = status
         self.code = code
@@ -27,14 +29,17 @@ public struct AdminError: Error, Sendable, HTTPResponseError {
         self.position = position
         self.reason = reason
         self.currentVersion = currentVersion
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        AdminAPI.json(
+        var response = AdminAPI.json(
             ErrorAnswer(
                 error: self.code, message: self.message, field: self.field, position: self.position,
                 reason: self.reason, currentVersion: self.currentVersion),
             status: self.status)
+        if let seconds = self.retryAfterSeconds { response.headers[.retryAfter] = "\(seconds)" }
+        return response
     }
 }
 

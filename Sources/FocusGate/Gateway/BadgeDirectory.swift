@@ -12,28 +12,40 @@ import Synchronization
 /// much as writing the state changelog (docs/performance.md).
 public final class BadgeDirectory: BadgeReading, Sendable {
     let desks: [Desk]
+    private let partitionCount: @Sendable () -> Int
 
-    /// Creates a directory for `workers` workers; desk `i` is worker `i`'s.
-    public init(workers: Int) {
+    /// Creates a directory for `workers` workers; desk `i` is worker `i`'s. `partitionCount`
+    /// says how many partitions the input topic has (`0` while unknown).
+    init(workers: Int, partitionCount: @escaping @Sendable () -> Int) {
         self.desks = (0..<workers).map { _ in Desk() }
+        self.partitionCount = partitionCount
     }
 
-    public func badges(userID: String) async -> [Badge] {
-        if self.desks.count == 1 { return await self.desks[0].ask(userID) ?? [] }
-        return await withTaskGroup(of: [Badge]?.self) { group in
+    public func badges(userID: String) async -> LocalBadges {
+        await withTaskGroup(of: Reply?.self) { group in
             for desk in self.desks { group.addTask { await desk.ask(userID) } }
-            var owned: [Badge]?
-            for await answer in group where owned == nil { owned = answer }
-            return owned ?? []
+            var partitions: Set<Int32> = []
+            for await reply in group {
+                switch reply {
+                case .owned(let badges):
+                    group.cancelAll()
+                    return .held(badges)
+                case .notOwned(let held):
+                    partitions.formUnion(held)
+                case .afterCommit, nil:
+                    continue
+                }
+            }
+            return .notHeld(partitions: partitions, partitionCount: self.partitionCount())
         }
     }
 
     /// A worker's answer to a question about a user.
-    enum Reply {
-        /// The user's badges: the worker owns the user, and its state is as committed.
+    enum Reply: Sendable {
+        /// The user's badges: the worker holds the user, and its state is as committed.
         case owned([Badge])
-        /// No partition of the worker holds the user.
-        case notOwned
+        /// No partition of the worker holds the user; these are the input partitions it holds.
+        case notOwned(held: [Int32])
         /// The user's partition has uncommitted changes: asked again after the commit.
         case afterCommit
     }
@@ -42,15 +54,15 @@ public final class BadgeDirectory: BadgeReading, Sendable {
     final class Desk: Sendable {
         private struct State {
             var waker: KafkaConsumer.Waker?
-            var questions: [(userID: String, answer: CheckedContinuation<[Badge]?, Never>)] = []
+            var questions: [(userID: String, answer: CheckedContinuation<Reply?, Never>)] = []
         }
 
         private let state = Mutex(State())
         private let count = Atomic(0)
 
-        /// The user's badges from this desk's worker; `nil` when the worker does not own the
-        /// user, or does not run.
-        func ask(_ userID: String) async -> [Badge]? {
+        /// The answer of this desk's worker, never ``Reply/afterCommit``; `nil` when the worker
+        /// does not run.
+        func ask(_ userID: String) async -> Reply? {
             await withCheckedContinuation { continuation in
                 let waiting = self.state.withLock { state in
                     guard let waker = state.waker else { return false }
@@ -81,12 +93,13 @@ public final class BadgeDirectory: BadgeReading, Sendable {
                 defer { state.questions.removeAll() }
                 return state.questions
             }
-            var later: [(userID: String, answer: CheckedContinuation<[Badge]?, Never>)] = []
+            var later: [(userID: String, answer: CheckedContinuation<Reply?, Never>)] = []
             for question in questions {
-                switch reply(question.userID) {
-                case .owned(let badges): question.answer.resume(returning: badges)
-                case .notOwned: question.answer.resume(returning: nil)
-                case .afterCommit: later.append(question)
+                let answer = reply(question.userID)
+                if case .afterCommit = answer {
+                    later.append(question)
+                } else {
+                    question.answer.resume(returning: answer)
                 }
             }
             self.state.withLock { state in

@@ -22,7 +22,7 @@ public final class Gateway: Service, Sendable {
     let progress: GatewayProgress
     private let instanceTag: String
 
-    /// The committed badges of the users this instance owns.
+    /// The committed badges of the users this instance holds, and which partitions it holds.
     public let badges: BadgeDirectory
 
     /// Creates the pipeline.
@@ -42,8 +42,11 @@ public final class Gateway: Service, Sendable {
         logger[metadataKey: "focusgate.instance"] = "\(self.instanceTag)"
         self.logger = logger
         self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
-        self.badges = BadgeDirectory(workers: configuration.workers)
-        self.progress = GatewayProgress(workers: configuration.workers)
+        let progress = GatewayProgress(workers: configuration.workers)
+        self.progress = progress
+        self.badges = BadgeDirectory(workers: configuration.workers) {
+            progress.inputPartitions.load(ordering: .relaxed)
+        }
     }
 
     /// The pipeline's readiness checks (docs/contract.md, Admin API): `pipeline`, every worker
@@ -167,6 +170,8 @@ public final class Gateway: Service, Sendable {
 final class GatewayProgress: Sendable {
     let consumed = Atomic(0)
     let assigned = Atomic(0)
+    /// The input topic's partition count as the last rebalance's metadata said (`0`: not yet known).
+    let inputPartitions = Atomic(0)
     /// What readiness reads of each worker.
     let workers: [WorkerHealth]
 

@@ -12,6 +12,7 @@ extension GatewayWorker {
         do {
             switch rebalance {
             case .assigned(let assigned):
+                self.notePartitionCount()
                 try self.assign(assigned.filter { $0.topic == self.configuration.topics.notifications })
             case .revoked(let revoked, let lost):
                 try self.revoke(
@@ -19,6 +20,20 @@ extension GatewayWorker {
             }
         } catch {
             self.hookFailure = KafkaError(code: error.code, message: "rebalance: \(error.message)", isFatal: true)
+        }
+    }
+
+    /// Notes how many partitions the input topic has, for the badge answers of every instance
+    /// (``BadgeDirectory``): a rebalance follows every change of it. Kept as it was when the
+    /// metadata does not come.
+    private func notePartitionCount() {
+        do {
+            let count = try self.consumer.partitionCount(
+                topic: self.configuration.topics.notifications, timeout: self.configuration.operationTimeout)
+            self.progress.inputPartitions.store(count, ordering: .relaxed)
+        } catch {
+            self.logger.warning(
+                "cannot read the input topic's partition count", metadata: ["kafka.error": "\(error)"])
         }
     }
 

@@ -355,7 +355,7 @@ final class GatewayWorker {
             guard committed || !progress.state.hasChanges else { return .afterCommit }
             return .owned(progress.state.badges(userID: userID))
         }
-        return .notOwned
+        return .notOwned(held: Array(self.partitions.keys))
     }
 
     func checkFatal() throws(KafkaError) {

@@ -83,7 +83,8 @@ public struct FocusGateServer: Sendable {
         let api = AdminAPI(
             configuration: .init(
                 token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
-                rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits)),
+                rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits),
+                peers: self.configuration.adminPeers),
             store: store,
             publisher: KafkaInvalidationPublisher(producer: producer, topic: self.configuration.topics.invalidations),
             badges: gateway.badges,

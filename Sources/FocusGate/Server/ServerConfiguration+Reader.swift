@@ -55,6 +55,20 @@ extension ServerConfiguration {
             .integer("admin.port", \.adminPort, 1...65535),
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
             .boolean("admin.allowUnauthenticated", \.adminAllowUnauthenticated),
+            Setting(
+                key: "admin.peers",
+                apply: { (text, configuration) throws(Error) in
+                    var peers: [String] = []
+                    for entry in text.split(separator: ",") {
+                        guard let address = PeerInstances.Address(entry) else {
+                            throw Error(
+                                key: "admin.peers",
+                                message: "lists host:port entries separated by commas, not '\(entry)'")
+                        }
+                        peers.append(address.description)
+                    }
+                    configuration.adminPeers = peers
+                }, show: { $0.adminPeers.joined(separator: ",") }),
             .integer("limits.maxEventBytes", \.maxEventBytes, 64...16_777_216),
             .integer("badges.maxUnreadPerApp", \.maxUnreadPerApp, 1...100_000),
             .integer("dedupe.windowPerUser", \.dedupeWindowPerUser, 1...100_000),
@@ -92,6 +106,9 @@ extension ServerConfiguration {
 
     /// Every scalar key, in the order `focusgate config` prints them.
     public static var keys: [String] { self.settings.map(\.key) }
+
+    /// The keys whose value is a comma-separated list, which the file may also give as a YAML list.
+    static let listKeys: Set<String> = ["admin.peers", "rateLimits.exempt"]
 
     /// The environment variable overriding `key`: `FOCUSGATE_` and the key upper-cased, dots as underscores.
     public static func environmentName(_ key: String) -> String {
@@ -230,6 +247,13 @@ extension ServerConfiguration {
                     {
                         values[key] = scalar.string
                     }
+                case .sequence(let items) where Self.listKeys.contains(key):
+                    // A list key (`admin.peers`, `rateLimits.exempt`) also takes a YAML list.
+                    let texts = items.compactMap { $0.scalar?.string }
+                    guard texts.count == items.count else {
+                        throw Error(key: key, message: "must be a list of scalar values")
+                    }
+                    values[key] = texts.joined(separator: ",")
                 default:
                     throw Error(key: key, message: "must be a scalar value")
                 }

@@ -53,6 +53,10 @@ public struct ServerConfiguration: Sendable {
     /// `admin.allowUnauthenticated`: lets the admin API listen beyond loopback without a token.
     /// Default: `false`.
     public var adminAllowUnauthenticated = false
+    /// `admin.peers`: every instance of the group as `host:port` (a name may resolve to several,
+    /// as a Kubernetes headless Service does), asked for the badges of users this instance does
+    /// not hold. Default: none (one instance, or each answers only for what it holds).
+    public var adminPeers: [String] = []
 
     /// Whether `admin.host` is a loopback address (only this machine reaches it).
     public var adminHostIsLoopback: Bool {
