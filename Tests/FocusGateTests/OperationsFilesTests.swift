@@ -114,10 +114,12 @@ struct OperationsFilesTests {
                 documents[document["kind"] as? String ?? "?"] = document
             }
         }
-        #expect(Set(documents.keys) == ["ConfigMap", "Secret", "Deployment", "Service", "PodDisruptionBudget"])
+        #expect(Set(documents.keys) == ["ConfigMap", "Secret", "StatefulSet", "Service", "PodDisruptionBudget"])
+        // Stable pod names: stable instance names, so stable transactional ids (fencing).
+        let statefulSet = try #require(documents["StatefulSet"]?["spec"] as? [String: Any])
+        #expect(statefulSet["serviceName"] as? String == "focusgate-peers")
         let pod = try #require(
-            ((documents["Deployment"]?["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"]
-                as? [String: Any])
+            (statefulSet["template"] as? [String: Any])?["spec"] as? [String: Any])
         #expect(
             (pod["terminationGracePeriodSeconds"] as? Int ?? 0) > 60,
             "longer than a graceful stop (commit and flush, 30 s each at most)")

@@ -10,13 +10,14 @@ import Testing
 
 extension ServeProcess {
     /// `focusgate serve` against the test's embedded broker and store, with fast group settings.
-    convenience init(_ bench: GatewayBench, adminPort: UInt16? = nil, environment extra: [String: String] = [:])
-        async throws
-    {
+    convenience init(
+        _ bench: GatewayBench, adminPort: UInt16? = nil, logLevel: String? = nil,
+        environment extra: [String: String] = [:]
+    ) async throws {
         try await self.init(
             executable: Self.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
             databasePath: bench.databasePath,
-            logLevel: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
+            logLevel: logLevel ?? ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
             environment: [
                 "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
                 "FOCUSGATE_COMMIT_INTERVALMS": "100",

@@ -21,6 +21,7 @@ public final class Gateway: Service, Sendable {
     private let readyWorkers = Atomic(0)
     let progress: GatewayProgress
     private let instanceTag: String
+    private let startsAfter: (@Sendable () async throws -> Void)?
 
     /// The committed badges of the users this instance holds, and which partitions it holds.
     public let badges: BadgeDirectory
@@ -31,7 +32,14 @@ public final class Gateway: Service, Sendable {
     ///   - configuration: Kafka, topics, delivery mode, workers and limits.
     ///   - cache: The context cache shared by the workers and the invalidation listener.
     ///   - metrics: Where the pipeline counts.
-    public init(configuration: GatewayConfiguration, cache: ContextCache, metrics: GatewayMetrics, logger: Logger) {
+    ///   - startsAfter: Awaited before the workers claim their transactional ids and join the
+    ///     group: `serve` passes "the admin API is listening", so that a second instance started
+    ///     by mistake with the same name and port fails at its bind before it could fence the
+    ///     running one.
+    public init(
+        configuration: GatewayConfiguration, cache: ContextCache, metrics: GatewayMetrics, logger: Logger,
+        startsAfter: (@Sendable () async throws -> Void)? = nil
+    ) {
         precondition(configuration.workers > 0, "workers must be positive")
         self.configuration = configuration
         self.cache = cache
@@ -44,6 +52,7 @@ public final class Gateway: Service, Sendable {
         self.inboxes = (0..<configuration.workers).map { _ in ContextChangeInbox() }
         let progress = GatewayProgress(workers: configuration.workers)
         self.progress = progress
+        self.startsAfter = startsAfter
         self.badges = BadgeDirectory(workers: configuration.workers) {
             progress.inputPartitions.load(ordering: .relaxed)
         }
@@ -89,15 +98,20 @@ public final class Gateway: Service, Sendable {
     public func run() async throws {
         try await withTaskCancellationOrGracefulShutdownHandler {
             let configuration = try await self.resolvedConfiguration()
+            try await self.startsAfter?()
             guard !self.stopRequested.load(ordering: .relaxed) else { return }
-            self.logger.info(
-                "gateway starting",
-                metadata: [
-                    "focusgate.workers": "\(configuration.workers)",
-                    "focusgate.delivery": "\(configuration.deliveryMode)",
-                    "kafka.group": "\(configuration.groupID)",
-                ]
-            )
+            var metadata: Logger.Metadata = [
+                "focusgate.workers": "\(configuration.workers)",
+                "focusgate.delivery": "\(configuration.deliveryMode)",
+                "kafka.group": "\(configuration.groupID)",
+            ]
+            if configuration.deliveryMode == .exactlyOnce {
+                metadata["kafka.transactionalIds"] = .array(
+                    (0..<configuration.workers).map {
+                        .string(configuration.transactionalID(worker: $0, instanceTag: self.instanceTag))
+                    })
+            }
+            self.logger.info("gateway starting", metadata: metadata)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<configuration.workers {
                     group.addTask {

@@ -48,8 +48,8 @@ public struct GatewayConfiguration: Sendable {
     /// Most timers (Focus transitions) a worker fires per loop turn, between record batches
     /// (`timers.maxFiredPerBatch`). Default: `1000`.
     public var maxTimersPerBatch = 1000
-    /// Prefix of each worker's `transactional.id` (the worker index is appended). Default: the group
-    /// id and a random instance tag.
+    /// Prefix of each worker's `transactional.id` (the worker index is appended); `serve` sets the
+    /// group id and `instance.name`. Default: the group id and a random instance tag.
     public var transactionalIDPrefix: String?
     /// `delivery.commitGroupOffsets`: in exactly-once mode, also commit the offsets through the
     /// consumer group, with each transaction.
@@ -133,9 +133,14 @@ public struct GatewayConfiguration: Sendable {
         // At-least-once: no output may land after one the broker refused, ahead of its replay.
         configuration.isGapless = self.deliveryMode == .atLeastOnce
         if self.deliveryMode == .exactlyOnce {
-            configuration.transactionalID =
-                "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"
+            configuration.transactionalID = self.transactionalID(worker: worker, instanceTag: instanceTag)
         }
         return configuration
+    }
+
+    /// Worker `worker`'s transactional id: ``transactionalIDPrefix`` (`serve`: the group id and
+    /// the instance's name), else the group id and the random `instanceTag`, then the worker.
+    func transactionalID(worker: Int, instanceTag: String) -> String {
+        "\(self.transactionalIDPrefix ?? "\(self.groupID)-\(instanceTag)")-\(worker)"
     }
 }

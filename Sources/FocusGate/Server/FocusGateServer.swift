@@ -64,9 +64,17 @@ public struct FocusGateServer: Sendable {
 
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
         consumerConfiguration.properties = self.configuration.kafkaProperties
+        // The workers claim the instance's transactional ids only once the admin API listens: a
+        // second instance started with the same name and port stops at its bind instead of
+        // fencing this one.
+        let (adminListening, listening) = AsyncStream<Void>.makeStream()
         let gateway = Gateway(
             configuration: self.configuration.gateway(bootstrapServers: bootstrapServers, embedded: embedded),
-            cache: cache, metrics: GatewayMetrics(registry: registry), logger: self.logger
+            cache: cache, metrics: GatewayMetrics(registry: registry), logger: self.logger,
+            startsAfter: {
+                for await _ in adminListening { return }
+                throw CancellationError()
+            }
         )
         let listener = InvalidationListener(
             configuration: consumerConfiguration, topic: self.configuration.topics.invalidations, cache: cache,
@@ -104,6 +112,10 @@ public struct FocusGateServer: Sendable {
             configuration: .init(
                 address: .hostname(self.configuration.adminHost, port: self.configuration.adminPort),
                 serverName: "focusgate"),
+            onServerRunning: { _ in
+                listening.yield()
+                listening.finish()
+            },
             logger: self.logger
         )
         let group = ServiceGroup(

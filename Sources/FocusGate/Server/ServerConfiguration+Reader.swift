@@ -45,6 +45,20 @@ extension ServerConfiguration {
             .integer("commit.replayBackoffMs", \.replayBackoffMilliseconds, 0...60_000),
             .integer("commit.replayBackoffMaxMs", \.replayBackoffMaxMilliseconds, 0...60_000),
             .integer("workers", \.workers, 1...256),
+            Setting(
+                key: "instance.name",
+                apply: { (text, configuration) throws(Error) in
+                    let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+                    guard text.count <= 200, text.allSatisfy(allowed.contains) else {
+                        throw Error(
+                            key: "instance.name",
+                            message: "is at most 200 letters, digits, '.', '_' or '-', not '\(text)'")
+                    }
+                    configuration.instanceName = text
+                },
+                show: {
+                    $0.instanceName.isEmpty ? "(host name-admin port: \($0.resolvedInstanceName))" : $0.instanceName
+                }),
             .integer("readiness.kafkaTimeoutSeconds", \.readinessKafkaTimeoutSeconds, 6...3600),
             .integer("readiness.loopTimeoutSeconds", \.readinessLoopTimeoutSeconds, 1...3600),
             .text("store.kind", \.storeKind, oneOf: ["sqlite", "postgres"]),

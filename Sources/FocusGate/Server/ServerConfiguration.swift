@@ -1,4 +1,7 @@
 public import FocusGateCore
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The settings `focusgate serve` uses, with the keys and defaults of docs/contract.md, Configuration.
 ///
@@ -99,6 +102,20 @@ public struct ServerConfiguration: Sendable {
                 ? nil : .init(max: self.rateLimitPerApp, windowSeconds: self.rateLimitPerAppWindowSeconds),
             exempt: self.rateLimitExempt)
     }
+    /// `instance.name`: this instance's name in the group, unique among its instances and the
+    /// same across its restarts; part of each worker's transactional id, so that a restarted
+    /// instance fences its predecessor's open transaction at once. Default: empty, the host name
+    /// and the admin port (`focusgate-0-8080`: a Kubernetes StatefulSet's pod names are stable).
+    public var instanceName = ""
+
+    /// ``instanceName``, or the host name and admin port when it is empty.
+    public var resolvedInstanceName: String {
+        guard self.instanceName.isEmpty else { return self.instanceName }
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "localhost"
+        return "\(host.isEmpty ? "localhost" : host)-\(self.adminPort)"
+    }
+
     /// `log.level`: trace, debug, info, notice, warning, error, critical. Default: `info`.
     public var logLevel = "info"
     /// `log.format`: `text` (one human line) or `json` (one JSON object per line). Default: `text`.
@@ -126,6 +143,7 @@ public struct ServerConfiguration: Sendable {
     public func gateway(bootstrapServers: String, embedded: Bool) -> GatewayConfiguration {
         var gateway = GatewayConfiguration(bootstrapServers: bootstrapServers)
         gateway.groupID = self.groupID
+        gateway.transactionalIDPrefix = "\(self.groupID)-\(self.resolvedInstanceName)"
         gateway.kafkaProperties = self.kafkaProperties
         gateway.topics = self.topics
         gateway.deliveryMode = self.deliveryMode
