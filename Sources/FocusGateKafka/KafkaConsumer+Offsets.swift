@@ -39,6 +39,12 @@ extension KafkaConsumer {
             topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
     }
 
+    /// Every topic of the cluster with its partition count (one metadata request for all topics,
+    /// which has no topic created, as a request naming one may).
+    public func topicPartitionCounts(timeout: Duration) throws(KafkaError) -> [String: Int] {
+        try self.client.topicPartitionCounts(timeoutMilliseconds: timeout.timeoutMilliseconds)
+    }
+
     /// The number of partitions of `topic`, from the cluster's metadata.
     public func partitionCount(topic: String, timeout: Duration) throws(KafkaError) -> Int {
         try self.client.partitionCount(topic: topic, timeoutMilliseconds: timeout.timeoutMilliseconds)

@@ -81,6 +81,22 @@ package final class RDKafkaHandle: @unchecked Sendable {
         return String(cString: id)
     }
 
+    /// Every topic of the cluster with its partition count, from one metadata request for all
+    /// topics (which, unlike a request naming a topic, never has a topic created).
+    func topicPartitionCounts(timeoutMilliseconds: Int32) throws(KafkaError) -> [String: Int] {
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        try KafkaError.check(rd_kafka_metadata(self.pointer, 1, nil, &metadata, timeoutMilliseconds), "metadata")
+        defer { rd_kafka_metadata_destroy(metadata) }
+        guard let metadata else { return [:] }
+        var counts: [String: Int] = [:]
+        for index in 0..<Int(metadata.pointee.topic_cnt) {
+            let entry = metadata.pointee.topics[index]
+            guard entry.err == RD_KAFKA_RESP_ERR_NO_ERROR, let name = entry.topic else { continue }
+            counts[String(cString: name)] = Int(entry.partition_cnt)
+        }
+        return counts
+    }
+
     /// Partition count of `topic` from the cluster's metadata.
     func partitionCount(topic: String, timeoutMilliseconds: Int32) throws(KafkaError) -> Int {
         let rkt = rd_kafka_topic_new(self.pointer, topic, nil)

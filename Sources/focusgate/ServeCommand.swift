@@ -42,11 +42,17 @@ struct ServeCommand: AsyncParsableCommand {
             let server = FocusGateServer(
                 configuration: configuration, embeddedBroker: broker?.bootstrapServers, logger: logger)
             try await server.run { bootstrapServers, adminURL in
-                print("kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker)" : "")")
+                print(
+                    "kafka: \(bootstrapServers)\(configuration.bootstrapServers.isEmpty ? " (embedded broker: in memory, keeps nothing)" : "")"
+                )
                 print("admin: \(adminURL)")
                 print("store: \(configuration.storeKind == "sqlite" ? configuration.sqlitePath : "postgres")")
                 fflush(nil)
             }
+        } catch let error as ServerConfiguration.Error {
+            // A key whose value the cluster contradicts (a missing topic, partitions that differ).
+            printError("configuration: \(error)")
+            throw ExitCode(2)
         } catch {
             printError("focusgate stopped: \(error)")
             throw ExitCode(1)

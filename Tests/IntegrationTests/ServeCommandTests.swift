@@ -1,3 +1,4 @@
+import FocusGate
 import FocusGateKafka
 import FocusGateEmbeddedBroker
 import FocusGateHarness
@@ -66,7 +67,7 @@ extension EmbeddedBrokerTests {
 
             #expect(await process.stop(SIGTERM) == (0, false))
             let printed = process.standardOutput
-            #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker)"))
+            #expect(printed.contains("kafka: 127.0.0.1:\(kafkaPort) (embedded broker: in memory, keeps nothing)"))
             #expect(printed.contains("admin: \(admin)"))
             // A default start (make run) logs nothing at warning level or above: no librdkafka
             // "is a consumer property and will be ignored by this producer instance".
@@ -77,6 +78,47 @@ extension EmbeddedBrokerTests {
             }
             #expect(loud.isEmpty, "\(loud)")
             #expect(logged.contains("gateway starting"), "the logs were read")
+        }
+
+        @Test(
+            "a cluster whose topics contradict the contract stops the start with exit 2 naming the key: a missing topic, a state topic with other partitions than the input"
+        )
+        func topicsChecked() async throws {
+            let database = NSTemporaryDirectory() + "focusgate-topics-\(UUID().uuidString).sqlite"
+            defer {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            }
+            let topics = TopicNames()
+            let missing = try EmbeddedKafkaBroker(
+                topics: topics.specifications(partitions: 4).filter { $0.name != topics.summaries },
+                logger: KafkaTestSupport.logger)
+            defer { missing.shutdown() }
+            let withoutSummaries = try await ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: missing.bootstrapServers,
+                databasePath: database)
+            try await Wait.until("serve stops", timeout: .seconds(60)) { !withoutSummaries.isRunning }
+            #expect(await withoutSummaries.exitStatus() == 2)
+            #expect(
+                withoutSummaries.standardError.contains(
+                    "topics.summaries: topic notifications.summaries does not exist"),
+                "\(withoutSummaries.standardError.suffix(1500))")
+
+            let mismatched = try EmbeddedKafkaBroker(
+                topics: topics.specifications(partitions: 4).map { specification in
+                    var specification = specification
+                    if specification.name == topics.state { specification.partitions = 3 }
+                    return specification
+                }, logger: KafkaTestSupport.logger)
+            defer { mismatched.shutdown() }
+            let stateMismatch = try await ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: mismatched.bootstrapServers,
+                databasePath: database)
+            try await Wait.until("serve stops", timeout: .seconds(60)) { !stateMismatch.isRunning }
+            #expect(await stateMismatch.exitStatus() == 2)
+            #expect(
+                stateMismatch.standardError.contains(
+                    "topics.state: topic focusgate.state has 3 partitions and notifications 4"),
+                "\(stateMismatch.standardError.suffix(1500))")
         }
 
         @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")

@@ -100,6 +100,8 @@ public final class Gateway: Service, Sendable {
             let configuration = try await self.resolvedConfiguration()
             try await self.startsAfter?()
             guard !self.stopRequested.load(ordering: .relaxed) else { return }
+            try await self.checkTopics(configuration)
+            guard !self.stopRequested.load(ordering: .relaxed) else { return }
             var metadata: Logger.Metadata = [
                 "focusgate.workers": "\(configuration.workers)",
                 "focusgate.delivery": "\(configuration.deliveryMode)",
@@ -158,6 +160,18 @@ public final class Gateway: Service, Sendable {
                 : "cluster identified",
             metadata: ["kafka.clusterId": "\(clusterID)"])
         return configuration
+    }
+
+    /// The contract's topics, checked before any worker starts (``TopicCheck``): asks up to 10
+    /// times, a second each, so that a shutdown meanwhile is not held up.
+    private func checkTopics(_ configuration: GatewayConfiguration) async throws {
+        let logger = self.logger
+        try await DedicatedThread.run(name: "focusgate-topic-check") {
+            try TopicCheck.verify(
+                configuration.topics, bootstrapServers: configuration.bootstrapServers,
+                properties: configuration.kafkaProperties, attempts: 10, timeout: .seconds(1),
+                shouldStop: { self.stopRequested.load(ordering: .relaxed) }, logger: logger)
+        }
     }
 
     private func runWorker(_ index: Int, configuration: GatewayConfiguration) throws {

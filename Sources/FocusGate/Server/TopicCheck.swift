@@ -1,0 +1,68 @@
+import FocusGateKafka
+import Logging
+
+/// The start's check of the contract's topics (docs/contract.md, "Creating the topics"): every
+/// topic exists, and `focusgate.state` has as many partitions as `notifications` (a user's state
+/// goes to the partition index of the user's notifications). A definite answer that something is
+/// wrong stops the start with the key named (exit status 2); a cluster that does not answer is
+/// not held against the start (readiness reports it), and the check is skipped with a warning.
+enum TopicCheck {
+    /// Checks `topics` on the cluster at `bootstrapServers`: asks up to `attempts` times, each
+    /// waiting up to `timeout`, until `shouldStop` says to give up.
+    ///
+    /// - Throws: ``ServerConfiguration/Error`` naming the `topics.*` key of the first topic that
+    ///   is missing or whose partitions do not match.
+    static func verify(
+        _ topics: TopicNames, bootstrapServers: String, properties: [String: String], attempts: Int,
+        timeout: Duration, shouldStop: () -> Bool, logger: Logger
+    ) throws {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
+        configuration.properties = properties
+        let consumer = try KafkaConsumer(configuration: configuration, logger: logger)
+        defer { consumer.close() }
+        var answer: [String: Int]?
+        var lastError: KafkaError?
+        for _ in 0..<attempts where answer == nil && !shouldStop() {
+            do {
+                answer = try consumer.topicPartitionCounts(timeout: timeout)
+            } catch {
+                lastError = error
+            }
+        }
+        guard let counts = answer else {
+            if !shouldStop() {
+                logger.warning(
+                    "the topics were not checked: the cluster did not answer",
+                    metadata: ["kafka.error": "\(lastError.map { "\($0)" } ?? "none")"])
+            }
+            return
+        }
+        for (key, name) in Self.keys(topics) where counts[name] == nil {
+            throw ServerConfiguration.Error(
+                key: key,
+                message:
+                    "topic \(name) does not exist on the cluster; create the topics first (docs/contract.md, \"Creating the topics\")"
+            )
+        }
+        let input = counts[topics.notifications] ?? 0
+        let state = counts[topics.state] ?? 0
+        guard state == input else {
+            throw ServerConfiguration.Error(
+                key: "topics.state",
+                message:
+                    "topic \(topics.state) has \(state) partitions and \(topics.notifications) \(input): they must be equal (a user's state goes to the partition index of the user's notifications)"
+            )
+        }
+    }
+
+    /// Every topic with the configuration key that names it.
+    static func keys(_ topics: TopicNames) -> [(key: String, name: String)] {
+        [
+            ("topics.notifications", topics.notifications), ("topics.invalidations", topics.invalidations),
+            ("topics.delivered", topics.delivered), ("topics.silenced", topics.silenced),
+            ("topics.badges", topics.badges), ("topics.status", topics.status),
+            ("topics.summaries", topics.summaries), ("topics.dlq", topics.deadLetters),
+            ("topics.state", topics.state),
+        ]
+    }
+}
