@@ -12,7 +12,10 @@ public final class PostgresContextStore: ContextStore {
 
     /// Creates a store for a `postgres://user:password@host:port/database?sslmode=…` URL.
     ///
-    /// `sslmode` is `disable`, `prefer` (default) or `require`.
+    /// `sslmode` is `verify-full` (default: the server's certificate and name checked against
+    /// `sslrootcert`, a CA file, or the system's roots), `verify-ca` (the certificate only),
+    /// `require` (encrypted, nothing checked) or `disable`; `prefer` is refused, since it falls
+    /// back to plaintext without saying so.
     ///
     /// - Throws: ``ContextStoreError`` when the URL cannot be used.
     public init(url: String, maximumConnections: Int = 10, logger: Logger) throws(ContextStoreError) {
@@ -152,14 +155,41 @@ public final class PostgresContextStore: ContextStore {
                 message: "store.postgres.url must look like postgres://user:password@host:5432/database")
         }
         let database = components.path.isEmpty ? nil : String(components.path.dropFirst())
-        let mode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
+        let query = components.queryItems ?? []
+        let mode = query.first { $0.name == "sslmode" }?.value ?? "verify-full"
+        let rootCertificate = query.first { $0.name == "sslrootcert" }?.value
         let tls: PostgresConnection.Configuration.TLS
         do {
+            var client = TLSConfiguration.makeClientConfiguration()
+            if let rootCertificate {
+                guard FileManager.default.isReadableFile(atPath: rootCertificate) else {
+                    throw ContextStoreError(
+                        code: "invalid-url", message: "sslrootcert \(rootCertificate) cannot be read")
+                }
+                client.trustRoots = .file(rootCertificate)
+            }
             switch mode {
-            case "disable": tls = .disable
-            case "require": tls = .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            case "prefer": tls = .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-            default: throw ContextStoreError(code: "invalid-url", message: "sslmode must be disable, prefer or require")
+            case "disable":
+                tls = .disable
+            case "require":
+                // Encrypted, the server's certificate not checked (libpq's meaning).
+                client.certificateVerification = .none
+                tls = .require(try NIOSSLContext(configuration: client))
+            case "verify-ca":
+                client.certificateVerification = .noHostnameVerification
+                tls = .require(try NIOSSLContext(configuration: client))
+            case "verify-full":
+                client.certificateVerification = .fullVerification
+                tls = .require(try NIOSSLContext(configuration: client))
+            case "prefer", "allow":
+                throw ContextStoreError(
+                    code: "invalid-url",
+                    message:
+                        "sslmode=\(mode) falls back to plaintext without saying so: use verify-full (the default), verify-ca or require, or disable on a trusted network"
+                )
+            default:
+                throw ContextStoreError(
+                    code: "invalid-url", message: "sslmode must be verify-full, verify-ca, require or disable")
             }
         } catch let error as ContextStoreError {
             throw error

@@ -143,6 +143,35 @@ struct ContextStoreTests {
         }
     }
 
+    @Test(
+        "PostgreSQL TLS: verify-full by default, so a server without TLS is never used in plaintext; prefer and an unreadable sslrootcert are refused"
+    )
+    func postgresTLS() async throws {
+        let server = try PostgresServer.startPrivate()
+        defer { server.destroy() }
+        let plaintext = server.url.replacingOccurrences(of: "?sslmode=disable", with: "")
+        #expect(plaintext != server.url)
+        let verifying = try PostgresContextStore(url: plaintext, logger: storeLogger)
+        await #expect(throws: ContextStoreError.self, "the server offers no TLS: no connection") {
+            try await verifying.ping()
+        }
+        await verifying.close()
+        let explicit = try PostgresContextStore(url: server.url, logger: storeLogger)
+        try await explicit.ping()
+        await explicit.close()
+        for refused in [
+            plaintext + "?sslmode=prefer", plaintext + "?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+        ] {
+            #expect(throws: ContextStoreError.self, "\(refused)") {
+                _ = try PostgresContextStore(url: refused, logger: storeLogger)
+            }
+        }
+        #expect(throws: Never.self) {
+            _ = try PostgresContextStore(url: plaintext + "?sslmode=verify-ca", logger: storeLogger)
+            _ = try PostgresContextStore(url: plaintext + "?sslmode=require", logger: storeLogger)
+        }
+    }
+
     @Test("PostgreSQL: stopped server → unavailable errors; restarted → works again without a new client")
     func postgresOutage() async throws {
         let server = try PostgresServer.startPrivate()

@@ -88,6 +88,7 @@ public struct FocusGateServer: Sendable {
         let producer = try KafkaAsyncProducer(configuration: producerConfiguration, logger: self.logger)
         defer { producer.shutdown() }
 
+        let storeProbe = StoreProbe(store: store)
         let api = AdminAPI(
             configuration: .init(
                 token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
@@ -99,7 +100,7 @@ public struct FocusGateServer: Sendable {
             registry: registry,
             logger: self.logger,
             readiness: {
-                let storeReachable = (try? await store.ping()) != nil
+                let storeReachable = await storeProbe.isReachable()
                 var checks = gateway.readinessChecks
                 checks["invalidations"] = listener.isConsuming
                 checks["store"] = storeReachable
