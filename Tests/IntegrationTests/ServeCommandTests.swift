@@ -84,41 +84,34 @@ extension EmbeddedBrokerTests {
             "a cluster whose topics contradict the contract stops the start with exit 2 naming the key: a missing topic, a state topic with other partitions than the input"
         )
         func topicsChecked() async throws {
-            let database = NSTemporaryDirectory() + "focusgate-topics-\(UUID().uuidString).sqlite"
-            defer {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
-            }
             let topics = TopicNames()
-            let missing = try EmbeddedKafkaBroker(
+            try await Self.startRefused(
                 topics: topics.specifications(partitions: 4).filter { $0.name != topics.summaries },
-                logger: KafkaTestSupport.logger)
-            defer { missing.shutdown() }
-            let withoutSummaries = try await ServeProcess(
-                executable: ServeProcess.siblingExecutable, bootstrapServers: missing.bootstrapServers,
-                databasePath: database)
-            try await Wait.until("serve stops", timeout: .seconds(60)) { !withoutSummaries.isRunning }
-            #expect(await withoutSummaries.exitStatus() == 2)
-            #expect(
-                withoutSummaries.standardError.contains(
-                    "topics.summaries: topic notifications.summaries does not exist"),
-                "\(withoutSummaries.standardError.suffix(1500))")
-
-            let mismatched = try EmbeddedKafkaBroker(
+                saying: "topics.summaries: topic notifications.summaries does not exist")
+            try await Self.startRefused(
                 topics: topics.specifications(partitions: 4).map { specification in
                     var specification = specification
                     if specification.name == topics.state { specification.partitions = 3 }
                     return specification
-                }, logger: KafkaTestSupport.logger)
-            defer { mismatched.shutdown() }
-            let stateMismatch = try await ServeProcess(
-                executable: ServeProcess.siblingExecutable, bootstrapServers: mismatched.bootstrapServers,
+                },
+                saying: "topics.state: topic focusgate.state has 3 partitions and notifications 4")
+        }
+
+        /// Starts `serve` against an embedded broker with `topics`: it must stop with exit status
+        /// 2 and `message` in its log.
+        private static func startRefused(topics: [KafkaTopicSpecification], saying message: String) async throws {
+            let database = NSTemporaryDirectory() + "focusgate-topics-\(UUID().uuidString).sqlite"
+            defer {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            }
+            let broker = try EmbeddedKafkaBroker(topics: topics, logger: KafkaTestSupport.logger)
+            defer { broker.shutdown() }
+            let serve = try await ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
                 databasePath: database)
-            try await Wait.until("serve stops", timeout: .seconds(60)) { !stateMismatch.isRunning }
-            #expect(await stateMismatch.exitStatus() == 2)
-            #expect(
-                stateMismatch.standardError.contains(
-                    "topics.state: topic focusgate.state has 3 partitions and notifications 4"),
-                "\(stateMismatch.standardError.suffix(1500))")
+            try await Wait.until("serve stops", timeout: .seconds(60)) { !serve.isRunning }
+            #expect(await serve.exitStatus() == 2)
+            #expect(serve.standardError.contains(message), "\(serve.standardError.suffix(1500))")
         }
 
         @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")
