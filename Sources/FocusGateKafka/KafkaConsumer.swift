@@ -118,6 +118,21 @@ public final class KafkaConsumer {
         try KafkaError.check(rd_kafka_assign(self.client.pointer, list.pointer), "assign")
     }
 
+    /// Adds `partitions` to a manual assignment (``assign(_:)``), leaving the others where they
+    /// are. An offset of `nil` starts as in ``assign(_:)``.
+    public func addAssigned(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let list = RDKafkaTopicPartitionList(
+            partitions.map {
+                KafkaTopicPartition(topic: $0.topic, partition: $0.partition, offset: $0.offset ?? KafkaOffset.stored)
+            })
+        if let error = rd_kafka_incremental_assign(self.client.pointer, list.pointer) {
+            defer { rd_kafka_error_destroy(error) }
+            throw KafkaError(
+                code: KafkaError.Code(rawValue: rd_kafka_error_code(error).rawValue),
+                message: "assign more: \(String(cString: rd_kafka_error_string(error)))")
+        }
+    }
+
     /// The partitions currently assigned to this consumer.
     public func assignment() throws(KafkaError) -> [KafkaTopicPartition] {
         var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?

@@ -1,4 +1,4 @@
-import FocusGate
+@testable import FocusGate
 import FocusGateCore
 import FocusGateHarness
 import FocusGateKafka
@@ -12,6 +12,49 @@ import Testing
 
 @Suite("Invalidations end to end over the embedded broker", .serialized)
 struct InvalidationEndToEndTests {
+    @Test(
+        "partitions added to the invalidations topic are read without a restart, from their beginning: what was sent to them before they were seen is applied"
+    )
+    func addedPartitions() async throws {
+        let fixture = try await AdminFixture()
+        let topic = "grown.invalidations"
+        try fixture.broker.createTopic(.init(name: topic, partitions: 4))
+        let cache = ContextCache(
+            store: fixture.store, metrics: ContextCacheMetrics(registry: PrometheusCollectorRegistry()),
+            logger: testLogger)
+        // The cluster says 2 partitions until the topic "grows" to its 4.
+        let grown = Atomic(false)
+        let changes = Mutex<[String]>([])
+        let listener = InvalidationListener(
+            configuration: KafkaConsumerConfiguration(bootstrapServers: fixture.broker.bootstrapServers, groupID: nil),
+            topic: topic, cache: cache, logger: testLogger, partitionCheckInterval: .milliseconds(200),
+            partitionCount: { _, _ in grown.load(ordering: .relaxed) ? 4 : 2 }
+        ) { userID, _ in
+            changes.withLock { $0.append(userID) }
+        }
+        let listening = Task { try await listener.run() }
+        defer { listening.cancel() }
+        try await Wait.until("the listener positioned") { listener.isPositioned }
+        _ = try await cache.resolveOffPool(["u-grown"])  // cached as "no context"
+
+        // Sent to partition 3, which the listener does not read yet.
+        let producer = try KafkaProducer(
+            configuration: .init(bootstrapServers: fixture.broker.bootstrapServers), logger: testLogger,
+            onDeliveryReport: { _ in })
+        let context = FocusContext.fixture("u-grown", version: 3)
+        try producer.produce(
+            topic: topic, partition: 3, key: Array("u-grown".utf8),
+            value: Array(ContextInvalidation.inlineValue(for: context)))
+        try producer.flush(timeout: .seconds(10))
+        grown.store(true, ordering: .relaxed)
+        try await Wait.until("the invalidation on the added partition applied", timeout: .seconds(30)) {
+            changes.withLock { $0 == ["u-grown"] }
+        }
+        listening.cancel()
+        _ = try? await listening.value
+        await fixture.shutdown()
+    }
+
     @Test("PUT a context: every listening instance applies it and the next notification is decided with it")
     func putThenDecide() async throws {
         let fixture = try await AdminFixture()

@@ -6,7 +6,8 @@ public import ServiceLifecycle
 import Synchronization
 
 /// Reads `focus.invalidations` on every instance (no consumer group: every partition, from the
-/// end) and applies each message to the cache; a changed context is handed to ``onChange`` so that
+/// end; partitions added to the topic later, found within 30 s, from their beginning) and applies
+/// each message to the cache; a changed context is handed to ``onChange`` so that
 /// the worker owning the user recomputes their badges.
 public final class InvalidationListener: Service, Sendable {
     private let configuration: KafkaConsumerConfiguration
@@ -17,6 +18,10 @@ public final class InvalidationListener: Service, Sendable {
     private let consuming = Atomic(false)
     private let stopRequested = Atomic(false)
     private let positioned = Atomic(false)
+    /// How often the listener looks for partitions added to the topic.
+    private let partitionCheckInterval: Duration
+    /// The topic's partition count as the cluster says it (replaced in tests).
+    private let partitionCount: @Sendable (KafkaConsumer, String) throws -> Int
 
     /// Creates a listener.
     ///
@@ -26,13 +31,33 @@ public final class InvalidationListener: Service, Sendable {
     ///   - cache: The cache to apply messages to.
     ///   - onChange: Called on the listener's thread with the user and their new context (`nil`:
     ///     dropped or deleted) whenever a cached user's context changed.
-    public init(
+    public convenience init(
         configuration: KafkaConsumerConfiguration,
         topic: String,
         cache: ContextCache,
         logger: Logger,
         onChange: @escaping @Sendable (String, CompiledFocusContext?) -> Void
     ) {
+        self.init(
+            configuration: configuration, topic: topic, cache: cache, logger: logger,
+            partitionCheckInterval: .seconds(30),
+            partitionCount: { consumer, topic in try consumer.partitionCount(topic: topic, timeout: .seconds(5)) },
+            onChange: onChange)
+    }
+
+    /// A listener that looks for added partitions every `partitionCheckInterval`, asking
+    /// `partitionCount` how many the topic has.
+    init(
+        configuration: KafkaConsumerConfiguration,
+        topic: String,
+        cache: ContextCache,
+        logger: Logger,
+        partitionCheckInterval: Duration,
+        partitionCount: @escaping @Sendable (KafkaConsumer, String) throws -> Int,
+        onChange: @escaping @Sendable (String, CompiledFocusContext?) -> Void
+    ) {
+        self.partitionCheckInterval = partitionCheckInterval
+        self.partitionCount = partitionCount
         var configuration = configuration
         configuration.groupID = nil
         configuration.autoOffsetReset = .latest
@@ -74,7 +99,7 @@ public final class InvalidationListener: Service, Sendable {
         var partitions = 0
         while partitions == 0 && !self.stopRequested.load(ordering: .relaxed) {
             do {
-                partitions = try consumer.partitionCount(topic: self.topic, timeout: .seconds(5))
+                partitions = try self.partitionCount(consumer, self.topic)
             } catch {
                 self.logger.warning("invalidations topic not available yet", metadata: ["error": "\(error)"])
                 Thread.sleep(forTimeInterval: 1)
@@ -93,6 +118,7 @@ public final class InvalidationListener: Service, Sendable {
         self.consuming.store(true, ordering: .relaxed)
         self.logger.info(
             "reading invalidations", metadata: ["kafka.topic": "\(self.topic)", "kafka.partitions": "\(partitions)"])
+        var nextPartitionCheck = ContinuousClock.now + self.partitionCheckInterval
         while !self.stopRequested.load(ordering: .relaxed) {
             let messages = consumer.consumeBatch(maxRecords: 500, timeout: .milliseconds(100)) { batch in
                 batch.map { (key: $0.key.map { Array($0) }, value: $0.value.map { Array($0) }) }
@@ -100,7 +126,32 @@ public final class InvalidationListener: Service, Sendable {
             for message in messages {
                 self.handle(key: message.key, value: message.value)
             }
+            if ContinuousClock.now >= nextPartitionCheck {
+                nextPartitionCheck = ContinuousClock.now + self.partitionCheckInterval
+                partitions = self.addNewPartitions(consumer, known: partitions)
+            }
         }
+    }
+
+    /// Reads partitions added to the topic since it had `known`, each from its beginning: the
+    /// invalidations sent to them before they were seen are applied too. Returns the count now
+    /// read; the same when the cluster does not answer.
+    private func addNewPartitions(_ consumer: KafkaConsumer, known: Int) -> Int {
+        guard let count = try? self.partitionCount(consumer, self.topic), count > known else { return known }
+        let added = (known..<count).map {
+            KafkaTopicPartition(topic: self.topic, partition: Int32($0), offset: KafkaOffset.beginning)
+        }
+        do {
+            try consumer.addAssigned(added)
+        } catch {
+            self.logger.warning(
+                "cannot read the invalidation partitions added; trying again", metadata: ["kafka.error": "\(error)"])
+            return known
+        }
+        self.logger.info(
+            "reading added invalidation partitions",
+            metadata: ["kafka.topic": "\(self.topic)", "kafka.partitions": "\(known)..<\(count)"])
+        return count
     }
 
     private func handle(key: [UInt8]?, value: [UInt8]?) {
