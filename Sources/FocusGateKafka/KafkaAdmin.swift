@@ -1,7 +1,7 @@
 internal import Crdkafka
 public import Logging
 
-/// Cluster administration through Kafka's Admin API: creating topics.
+/// Cluster administration through Kafka's Admin API: creating topics, reading their settings.
 ///
 /// The embedded broker (librdkafka's mock cluster) does not implement CreateTopics; it creates
 /// topics through its own API instead (`EmbeddedKafkaBroker.createTopic`, FocusGateEmbeddedBroker).
@@ -12,9 +12,10 @@ public final class KafkaAdmin {
     ///
     /// - Parameter properties: librdkafka properties, at least `bootstrap.servers`; TLS/SASL settings pass through.
     public init(properties: [String: String], logger: Logger) throws(KafkaError) {
+        // A producer handle: consumer-only properties are left out (no librdkafka warnings).
         self.client = try RDKafkaHandle(
             type: RD_KAFKA_PRODUCER,
-            properties: properties.sorted { $0.key < $1.key }.map { ($0.key, $0.value) },
+            properties: mergedProperties(typed: [], passThrough: properties, for: .producer),
             callbacks: RDKafkaCallbacks(logger: logger)
         )
     }
@@ -71,5 +72,55 @@ public final class KafkaAdmin {
                 throw KafkaError(err, context: "create topic \(name) \(detail)")
             }
         }
+    }
+
+    /// The value of setting `name` (e.g. `cleanup.policy`) of each of `topics`, as the cluster
+    /// reports it (DescribeConfigs); a topic the cluster does not report is left out.
+    ///
+    /// - Throws: ``KafkaError`` for the request (the embedded broker does not implement
+    ///   DescribeConfigs: `_UNSUPPORTED_FEATURE` or a timeout), or the first topic refused.
+    public func topicSetting(_ name: String, of topics: [String], timeout: Duration) throws(KafkaError)
+        -> [String: String]
+    {
+        guard !topics.isEmpty else { return [:] }
+        let rk = self.client.pointer
+        var errorText = [CChar](repeating: 0, count: 512)
+        var resources: [OpaquePointer?] = topics.map { rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, $0) }
+        defer { resources.forEach { rd_kafka_ConfigResource_destroy($0) } }
+        let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        try KafkaError.check(
+            rd_kafka_AdminOptions_set_request_timeout(
+                options, timeout.timeoutMilliseconds, &errorText, errorText.count),
+            "admin request timeout"
+        )
+        let queue = rd_kafka_queue_new(rk)
+        defer { rd_kafka_queue_destroy(queue) }
+        resources.withUnsafeMutableBufferPointer { buffer in
+            rd_kafka_DescribeConfigs(rk, buffer.baseAddress, buffer.count, options, queue)
+        }
+        guard let event = rd_kafka_queue_poll(queue, timeout.timeoutMilliseconds + 1000) else {
+            throw KafkaError(
+                code: .timedOut, message: "describe configs: no answer within \(timeout)", isRetriable: true)
+        }
+        defer { rd_kafka_event_destroy(event) }
+        try KafkaError.check(rd_kafka_event_error(event), "describe configs")
+        guard let result = rd_kafka_event_DescribeConfigs_result(event) else { return [:] }
+        var count = 0
+        guard let described = rd_kafka_DescribeConfigs_result_resources(result, &count) else { return [:] }
+        var values: [String: String] = [:]
+        for index in 0..<count {
+            let resource = described[index]
+            let topic = String(cString: rd_kafka_ConfigResource_name(resource))
+            try KafkaError.check(rd_kafka_ConfigResource_error(resource), "describe configs of \(topic)")
+            var entryCount = 0
+            guard let entries = rd_kafka_ConfigResource_configs(resource, &entryCount) else { continue }
+            for entryIndex in 0..<entryCount {
+                let entry = entries[entryIndex]
+                guard String(cString: rd_kafka_ConfigEntry_name(entry)) == name else { continue }
+                values[topic] = rd_kafka_ConfigEntry_value(entry).map { String(cString: $0) } ?? ""
+            }
+        }
+        return values
     }
 }

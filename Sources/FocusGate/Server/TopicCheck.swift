@@ -2,8 +2,9 @@ import FocusGateKafka
 import Logging
 
 /// The start's check of the contract's topics (docs/contract.md, "Creating the topics"): every
-/// topic exists, and `focusgate.state` has as many partitions as `notifications` (a user's state
-/// goes to the partition index of the user's notifications). A definite answer that something is
+/// topic exists, `focusgate.state` has as many partitions as `notifications` (a user's state goes
+/// to the partition index of the user's notifications), and the compacted topics are compacted
+/// (where the cluster answers DescribeConfigs: the embedded broker does not). A definite answer that something is
 /// wrong stops the start with the key named (exit status 2); a cluster that does not answer is
 /// not held against the start (readiness reports it), and the check is skipped with a warning.
 enum TopicCheck {
@@ -44,6 +45,26 @@ enum TopicCheck {
                     "topic \(name) does not exist on the cluster; create the topics first (docs/contract.md, \"Creating the topics\")"
             )
         }
+        try Self.checkPartitions(topics, counts: counts)
+        // cleanup.policy of the compacted topics, where the cluster answers DescribeConfigs.
+        let compacted = topics.usages.filter(\.isCompacted).map(\.name)
+        var adminProperties = properties
+        adminProperties["bootstrap.servers"] = bootstrapServers
+        let policies: [String: String]
+        do {
+            let admin = try KafkaAdmin(properties: adminProperties, logger: logger)
+            policies = try admin.topicSetting("cleanup.policy", of: compacted, timeout: timeout)
+        } catch {
+            logger.notice(
+                "cleanup.policy of the compacted topics not checked: the cluster does not describe topic settings",
+                metadata: ["kafka.error": "\(error)"])
+            return
+        }
+        try Self.checkCompaction(topics, policies: policies)
+    }
+
+    /// `focusgate.state` has as many partitions as `notifications`.
+    static func checkPartitions(_ topics: TopicNames, counts: [String: Int]) throws {
         let input = counts[topics.notifications] ?? 0
         let state = counts[topics.state] ?? 0
         guard state == input else {
@@ -52,6 +73,23 @@ enum TopicCheck {
                 message:
                     "topic \(topics.state) has \(state) partitions and \(topics.notifications) \(input): they must be equal (a user's state goes to the partition index of the user's notifications)"
             )
+        }
+    }
+
+    /// Every topic the contract says is compacted has `compact` among its `cleanup.policy`
+    /// values (as `policies`, by topic, report them; a topic not reported is not judged).
+    static func checkCompaction(_ topics: TopicNames, policies: [String: String]) throws {
+        for (key, name) in Self.keys(topics) where topics.usages.contains(where: { $0.name == name && $0.isCompacted })
+        {
+            guard let policy = policies[name] else { continue }
+            let values = policy.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard values.contains("compact") else {
+                throw ServerConfiguration.Error(
+                    key: key,
+                    message:
+                        "topic \(name) has cleanup.policy=\(policy); it must be compacted (cleanup.policy=compact): only the newest record of a key matters, and without compaction it grows without bound"
+                )
+            }
         }
     }
 
