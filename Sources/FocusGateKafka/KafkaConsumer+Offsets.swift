@@ -39,6 +39,11 @@ extension KafkaConsumer {
             topic: topic, partition: partition, timeoutMilliseconds: timeout.timeoutMilliseconds)
     }
 
+    /// The cluster's id, from its metadata; `nil` when it did not come within `timeout`.
+    public func clusterID(timeout: Duration) -> String? {
+        self.client.clusterID(timeoutMilliseconds: timeout.timeoutMilliseconds)
+    }
+
     /// Every topic of the cluster with its partition count (one metadata request for all topics,
     /// which has no topic created, as a request naming one may).
     public func topicPartitionCounts(timeout: Duration) throws(KafkaError) -> [String: Int] {

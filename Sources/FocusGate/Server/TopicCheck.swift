@@ -4,7 +4,7 @@ import Logging
 /// The start's check of the contract's topics (docs/contract.md, "Creating the topics"): every
 /// topic exists, `focusgate.state` has as many partitions as `notifications` (a user's state goes
 /// to the partition index of the user's notifications), and the compacted topics are compacted
-/// (where the cluster answers DescribeConfigs: the embedded broker does not). A definite answer that something is
+/// (where the cluster answers DescribeConfigs: not the embedded broker, which is not asked). A definite answer that something is
 /// wrong stops the start with the key named (exit status 2); a cluster that does not answer is
 /// not held against the start (readiness reports it), and the check is skipped with a warning.
 enum TopicCheck {
@@ -46,7 +46,13 @@ enum TopicCheck {
             )
         }
         try Self.checkPartitions(topics, counts: counts)
-        // cleanup.policy of the compacted topics, where the cluster answers DescribeConfigs.
+        // cleanup.policy of the compacted topics, where the cluster answers DescribeConfigs: not
+        // the embedded broker, which would keep the start waiting for the request's timeout.
+        if let clusterID = consumer.clusterID(timeout: timeout),
+            GatewayConfiguration.isEmbeddedBroker(clusterID: clusterID)
+        {
+            return
+        }
         let compacted = topics.usages.filter(\.isCompacted).map(\.name)
         var adminProperties = properties
         adminProperties["bootstrap.servers"] = bootstrapServers
