@@ -9,6 +9,10 @@ import Hummingbird
 import Prometheus
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Badges held in a real partition state, as a worker would hold them.
 actor LedgerBadges: BadgeReading {
     var state = PartitionState()
@@ -304,6 +308,42 @@ struct AdminAPITests {
                     #expect(moving == .serviceUnavailable && answer["error"] as? String == "owner-unavailable")
                     #expect(retryAfter == "1")
                 }
+            }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test("a peer that takes the connection and never answers costs one timeout, not the answer")
+    func silentPeer() async throws {
+        let fixture = try await AdminFixture()
+        // A listening socket that is never accepted from: the kernel completes the connection,
+        // the request is sent, no answer ever comes (a stopped process looks the same).
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                try #require(bind(silent, raw, length) == 0 && listen(silent, 8) == 0)
+                try #require(getsockname(silent, raw, &length) == 0)
+            }
+        }
+        let port = UInt16(bigEndian: address.sin_port)
+        let badge = Badge(appID: "chat", badge: 1, unread: 1, sequence: 1)
+        try await LiveServer.run(fixture.router(badges: InstanceAnswers(held: ["u-b": [badge]], partitions: [1]))) {
+            b in
+            let peers = [b.baseURL.replacingOccurrences(of: "http://", with: ""), "127.0.0.1:\(port)"]
+            try await LiveServer.run(fixture.router(badges: InstanceAnswers(partitions: [0]), peers: peers)) { a in
+                let started = ContinuousClock.now
+                try await a.execute(uri: "/v1/users/u-b/badges", method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect((json(response.body)["badges"] as? [[String: Any]])?.first?["badge"] as? Int == 1)
+                }
+                let took = ContinuousClock.now - started
+                #expect(took < .seconds(10), "the silent peer held the answer \(took)")
             }
         }
         await fixture.shutdown()
