@@ -43,23 +43,13 @@ public final class KafkaAdmin {
                     rd_kafka_NewTopic_set_config(newTopic, name, value), "topic \(topic.name) config \(name)")
             }
         }
-        let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        try KafkaError.check(
-            rd_kafka_AdminOptions_set_request_timeout(
-                options, timeout.timeoutMilliseconds, &errorText, errorText.count),
-            "admin request timeout"
-        )
-        let queue = rd_kafka_queue_new(rk)
-        defer { rd_kafka_queue_destroy(queue) }
-        newTopics.withUnsafeMutableBufferPointer { buffer in
-            rd_kafka_CreateTopics(rk, buffer.baseAddress, buffer.count, options, queue)
-        }
-        guard let event = rd_kafka_queue_poll(queue, timeout.timeoutMilliseconds + 1000) else {
-            throw KafkaError(code: .timedOut, message: "create topics: no answer within \(timeout)", isRetriable: true)
+        let event = try self.request(RD_KAFKA_ADMIN_OP_CREATETOPICS, "create topics", timeout: timeout) {
+            options, queue in
+            newTopics.withUnsafeMutableBufferPointer { buffer in
+                rd_kafka_CreateTopics(rk, buffer.baseAddress, buffer.count, options, queue)
+            }
         }
         defer { rd_kafka_event_destroy(event) }
-        try KafkaError.check(rd_kafka_event_error(event), "create topics")
         guard let result = rd_kafka_event_CreateTopics_result(event) else { return }
         var count = 0
         guard let results = rd_kafka_CreateTopics_result_topics(result, &count) else { return }
@@ -84,27 +74,15 @@ public final class KafkaAdmin {
     {
         guard !topics.isEmpty else { return [:] }
         let rk = self.client.pointer
-        var errorText = [CChar](repeating: 0, count: 512)
         var resources: [OpaquePointer?] = topics.map { rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, $0) }
         defer { resources.forEach { rd_kafka_ConfigResource_destroy($0) } }
-        let options = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS)
-        defer { rd_kafka_AdminOptions_destroy(options) }
-        try KafkaError.check(
-            rd_kafka_AdminOptions_set_request_timeout(
-                options, timeout.timeoutMilliseconds, &errorText, errorText.count),
-            "admin request timeout"
-        )
-        let queue = rd_kafka_queue_new(rk)
-        defer { rd_kafka_queue_destroy(queue) }
-        resources.withUnsafeMutableBufferPointer { buffer in
-            rd_kafka_DescribeConfigs(rk, buffer.baseAddress, buffer.count, options, queue)
-        }
-        guard let event = rd_kafka_queue_poll(queue, timeout.timeoutMilliseconds + 1000) else {
-            throw KafkaError(
-                code: .timedOut, message: "describe configs: no answer within \(timeout)", isRetriable: true)
+        let event = try self.request(RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS, "describe configs", timeout: timeout) {
+            options, queue in
+            resources.withUnsafeMutableBufferPointer { buffer in
+                rd_kafka_DescribeConfigs(rk, buffer.baseAddress, buffer.count, options, queue)
+            }
         }
         defer { rd_kafka_event_destroy(event) }
-        try KafkaError.check(rd_kafka_event_error(event), "describe configs")
         guard let result = rd_kafka_event_DescribeConfigs_result(event) else { return [:] }
         var count = 0
         guard let described = rd_kafka_DescribeConfigs_result_resources(result, &count) else { return [:] }
@@ -122,5 +100,37 @@ public final class KafkaAdmin {
             }
         }
         return values
+    }
+
+    /// Runs one Admin API request: `send` issues it with its options (the request timeout set)
+    /// onto a queue of its own. Returns the result event, which the caller destroys.
+    ///
+    /// - Throws: ``KafkaError`` when the options cannot be set, no answer comes within `timeout`
+    ///   (and a second), or the request as a whole failed.
+    private func request(
+        _ operation: rd_kafka_admin_op_t, _ what: String, timeout: Duration,
+        _ send: (_ options: OpaquePointer?, _ queue: OpaquePointer?) -> Void
+    ) throws(KafkaError) -> OpaquePointer {
+        let rk = self.client.pointer
+        var errorText = [CChar](repeating: 0, count: 512)
+        let options = rd_kafka_AdminOptions_new(rk, operation)
+        defer { rd_kafka_AdminOptions_destroy(options) }
+        try KafkaError.check(
+            rd_kafka_AdminOptions_set_request_timeout(
+                options, timeout.timeoutMilliseconds, &errorText, errorText.count),
+            "admin request timeout"
+        )
+        let queue = rd_kafka_queue_new(rk)
+        defer { rd_kafka_queue_destroy(queue) }
+        send(options, queue)
+        guard let event = rd_kafka_queue_poll(queue, timeout.timeoutMilliseconds + 1000) else {
+            throw KafkaError(code: .timedOut, message: "\(what): no answer within \(timeout)", isRetriable: true)
+        }
+        let error = rd_kafka_event_error(event)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else {
+            rd_kafka_event_destroy(event)
+            throw KafkaError(error, context: what)
+        }
+        return event
     }
 }
