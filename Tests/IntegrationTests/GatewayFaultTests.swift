@@ -125,7 +125,12 @@ extension BrokerFaultAuditTests {
             let bench = try await GatewayBench(brokers: Int(Self.brokers))
             var configuration = bench.configuration(mode: fault.mode)
             configuration.transactionalIDPrefix = "faults"
-            let instance = try await InProcessGateway(bench, configuration: configuration)
+            // librdkafka's transaction, broker and metadata debug lines go to the instance's
+            // recent log only: a run that does not settle shows the last seconds of them.
+            if configuration.kafkaProperties["debug"] == nil {
+                configuration.kafkaProperties["debug"] = "eos,broker,topic"
+            }
+            let instance = try await InProcessGateway(bench, configuration: configuration, recentLines: 5000)
             // Records are produced over 4 s from the moment the instance owns the partitions, so
             // that the fault lands mid-stream. (Produced earlier, they waited out the group join as
             // a backlog that one transaction took whole, sometimes before the fault was even set.)
@@ -140,7 +145,7 @@ extension BrokerFaultAuditTests {
             try fault.heal(bench.broker)
             try await producing.value
 
-            let audit = try await bench.settled(records: records.count, timeout: .seconds(90))
+            let audit = try await instance.settled(bench, records: records.count, timeout: .seconds(90))
             let replayed = instance.metric("focusgate_replayed_records_total")
             let reconsumed = instance.metric("focusgate_reconsumed_records_total")
             let findings = audit.check(
@@ -195,7 +200,7 @@ extension BrokerFaultAuditTests {
         )
         func refusedDeliveryReplays() async throws {
             let (bench, instance, records) = try await self.refusingGateway(records: 600, refusals: 1)
-            let audit = try await bench.settled(records: records.count)
+            let audit = try await instance.settled(bench, records: records.count)
             let replayed = instance.metric("focusgate_replayed_records_total")
             let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
@@ -218,7 +223,7 @@ extension BrokerFaultAuditTests {
             let (bench, instance, records) = try await self.refusingGateway(records: 300, refusals: 5) {
                 $0.replayBackoff = .milliseconds(200)
             }
-            let audit = try await bench.settled(records: records.count)
+            let audit = try await instance.settled(bench, records: records.count)
             let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = Int(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#))
             let paused = instance.metric("focusgate_replay_backoff_seconds_total")

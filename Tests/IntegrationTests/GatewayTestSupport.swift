@@ -245,12 +245,20 @@ final class InProcessGateway: Sendable {
     let registry = PrometheusCollectorRegistry()
     let gateway: Gateway
     let listener: InvalidationListener
+    /// What this instance last logged at debug level and above (librdkafka's own lines
+    /// included), for a failing wait to show (``diagnosis``).
+    let recentLog: RecentLog
     private let task: Task<Void, any Error>
+    /// How the run ended, once it has: `nil` while it runs.
+    private let outcome = Locked<String?>(nil)
 
     init(
         _ bench: GatewayBench, configuration: GatewayConfiguration, store: (any ContextStore)? = nil,
-        logger: Logger = KafkaTestSupport.logger
+        logger: Logger? = nil, recentLines: Int = 1000
     ) async throws {
+        let recentLog = RecentLog(capacity: recentLines)
+        self.recentLog = recentLog
+        let logger = logger ?? recentLog.logger(alongside: KafkaTestSupport.logger)
         let cache = ContextCache(
             store: store ?? bench.store, metrics: ContextCacheMetrics(registry: self.registry), logger: logger)
         let gateway = Gateway(
@@ -266,13 +274,20 @@ final class InProcessGateway: Sendable {
         }
         self.gateway = gateway
         self.listener = listener
+        let outcome = self.outcome
         self.task = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await listener.run() }
-                group.addTask { try await gateway.run() }
-                try await group.next()
-                group.cancelAll()
-                try await group.waitForAll()
+            do {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await listener.run() }
+                    group.addTask { try await gateway.run() }
+                    try await group.next()
+                    group.cancelAll()
+                    try await group.waitForAll()
+                }
+                outcome.value = "stopped"
+            } catch {
+                outcome.value = "stopped by \(error)"
+                throw error
             }
         }
         try await Wait.until("the gateway consuming and the invalidation listener positioned") {
@@ -303,6 +318,37 @@ final class InProcessGateway: Sendable {
         }
     }
 
+    /// Whether the instance still runs, what it did, and what it logged last: for a test whose
+    /// wait on it timed out.
+    var diagnosis: String {
+        let state = self.outcome.value ?? "running"
+        let counters = [
+            "focusgate_events_consumed_total", "focusgate_transactions_total{result=\"committed\"}",
+            "focusgate_transactions_total{result=\"aborted\"}", "focusgate_replayed_records_total",
+            "focusgate_reconsumed_records_total", "focusgate_offset_commits_deferred_total",
+            "focusgate_producer_replacements_total",
+        ].map { "\($0) \(Int(self.registry.samples[$0] ?? 0))" }
+        return """
+            the instance: \(state), \(self.gateway.assignedPartitions) partitions assigned; \(counters.joined(separator: ", "))
+            its last log lines:
+            \(self.recentLog.text)
+            """
+    }
+
+    /// Waits until the group's offsets cover `records` input records, like
+    /// ``GatewayBench/settled(records:timeout:)``; a timeout records the group's offsets and the
+    /// instance's ``diagnosis`` before it is rethrown.
+    func settled(_ bench: GatewayBench, records: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
+        do {
+            return try await bench.settled(records: records, timeout: timeout)
+        } catch {
+            let committed = (try? bench.committedOffsets()) ?? [:]
+            Issue.record(
+                "\(error); the group's offsets \(committed.sorted { $0.key < $1.key }.map(\.value))\n\(self.diagnosis)")
+            throw error
+        }
+    }
+
     /// Invalidation messages the listener has handled, whatever they did.
     var invalidationsHandled: Double {
         self.registry.samples.filter { $0.key.hasPrefix("focusgate_invalidations_total{") }.values.reduce(0, +)
@@ -317,6 +363,56 @@ final class InProcessGateway: Sendable {
     /// past the group's offsets when their partition left it.
     var consumedAgain: Double {
         self.metric("focusgate_replayed_records_total") + self.metric("focusgate_reconsumed_records_total")
+    }
+}
+
+/// A value that tasks share, behind a lock.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    init(_ value: Value) {
+        self.mutex = Mutex(value)
+    }
+
+    var value: Value {
+        get { self.mutex.withLock { $0 } }
+        set { self.mutex.withLock { $0 = newValue } }
+    }
+}
+
+/// The last lines a logger wrote, kept in a ring of `capacity` lines.
+final class RecentLog: Sendable {
+    let capacity: Int
+    private let ring: Mutex<(lines: [String], next: Int)>
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        self.ring = Mutex(([], 0))
+    }
+
+    func append(_ line: String) {
+        self.ring.withLock { ring in
+            if ring.lines.count < self.capacity {
+                ring.lines.append(line)
+            } else {
+                ring.lines[ring.next] = line
+                ring.next = (ring.next + 1) % self.capacity
+            }
+        }
+    }
+
+    /// The lines kept, oldest first.
+    var text: String {
+        self.ring.withLock { ring in
+            (ring.lines[ring.next...] + ring.lines[..<ring.next]).joined(separator: "\n")
+        }
+    }
+
+    /// A logger that writes to `other` at its level and to this ring at debug level.
+    func logger(alongside other: Logger) -> Logger {
+        var ring = JSONLogHandler(label: other.label) { self.append($0) }
+        ring.logLevel = .debug
+        return Logger(label: other.label) { _ in MultiplexLogHandler([other.handler, ring]) }
     }
 }
 
