@@ -117,7 +117,7 @@ extension EmbeddedBrokerTests {
                     #expect(result.status == 0, "\(step.command): \(result.error)")
                     continue
                 }
-                let answered = try? await Wait.until("the answer of: \(step.command)", timeout: .seconds(30)) {
+                let answered: Void? = try? await Wait.until("the answer of: \(step.command)", timeout: .seconds(30)) {
                     let result = try await ChildProcess.run("/bin/bash", ["-c", command])
                     printed = result.output.split(separator: "\n").map(String.init)
                     return printed.count == step.shown.count

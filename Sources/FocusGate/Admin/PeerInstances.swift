@@ -104,15 +104,15 @@ struct PeerInstances: Sendable {
 
     /// One `GET`, within ``timeout``; the body of a `200`.
     private func get(_ path: String, host: String, address: SocketAddress) async throws -> [UInt8] {
-        try await withThrowingTaskGroup(of: [UInt8].self) { group in
-            group.addTask { try await self.exchange(path, host: host, address: address) }
-            group.addTask {
-                try await Task.sleep(for: self.timeout)
-                throw PeerError.timedOut
+        let answer = await firstAnswer(within: self.timeout, orElse: .failure(PeerError.timedOut)) {
+            () async -> Result<[UInt8], any Error> in
+            do {
+                return .success(try await self.exchange(path, host: host, address: address))
+            } catch {
+                return .failure(error)
             }
-            defer { group.cancelAll() }
-            return try await group.next()!
         }
+        return try answer.get()
     }
 
     private func exchange(_ path: String, host: String, address: SocketAddress) async throws -> [UInt8] {

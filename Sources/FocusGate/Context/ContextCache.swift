@@ -260,16 +260,8 @@ public final class ContextCache: Sendable {
     ///
     /// - Returns: Whether every load finished in time.
     public func finishLoads(within limit: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask { await self.loads.idle() }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return false
-            }
-            let finished = await group.next() ?? false
-            group.cancelAll()
-            return finished
-        }
+        let loads = self.loads
+        return await firstAnswer(within: limit, orElse: false) { await loads.idle() }
     }
 
     /// Loads users from the store with a deadline; `nil` when the store failed or timed out.

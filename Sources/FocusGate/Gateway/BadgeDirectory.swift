@@ -1,4 +1,4 @@
-public import FocusGateCore
+import FocusGateCore
 import FocusGateKafka
 import Synchronization
 

@@ -27,30 +27,6 @@ final class StoreProbe: Sendable {
             current = task
             return task
         }
-        let answer = OneAnswer()
-        return await withCheckedContinuation { continuation in
-            answer.wait(continuation)
-            let timer = Task {
-                try? await Task.sleep(for: self.timeout)
-                answer.give(false)
-            }
-            Task {
-                answer.give(await ping.value)
-                timer.cancel()
-            }
-        }
-    }
-
-    /// The first of several answers, given to one waiting continuation.
-    private final class OneAnswer: Sendable {
-        private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-
-        func wait(_ continuation: CheckedContinuation<Bool, Never>) {
-            self.continuation.withLock { $0 = continuation }
-        }
-
-        func give(_ value: Bool) {
-            self.continuation.withLock { $0.take() }?.resume(returning: value)
-        }
+        return await firstAnswer(within: self.timeout, orElse: false) { await ping.value }
     }
 }
