@@ -178,3 +178,113 @@ struct SteadyStateRun {
             #"{"benchmark":"state-memory","further":"\#(kind)","bytes_per_user":\#(String(format: "%.1f", perUser)),"bytes_per_entry":\#(String(format: "%.1f", perEntry)),"entries":\#(state.entryCount)}"#
         ))
 }
+
+/// A restarted worker's backlog: 6,250 users (a partition's share of 100,000) with `history`
+/// earlier notifications each (half of them read, the rest unread, every other one matching the
+/// Work predicate), decided under one context, committed and restored from the changelog; then 3
+/// new notifications a user under the same context, timed, with a commit every 2,048. Returns
+/// nanoseconds per record, the unread entries looked at again to recount a badge, and then the
+/// changelog bytes per user of a context change (``contextChangeBytes(_:_:)``).
+func restartBacklog(history: Int, context: CompiledFocusContext) -> (
+    nanoseconds: Double, recounted: Int, contextChangeBytes: Double
+) {
+    let users = (0..<6_250).map { "user-\($0)" }
+    let now: Int64 = 1_795_000_000_000
+    var state = PartitionState()
+    var log: [([UInt8], [UInt8]?)] = []
+    for round in 0..<history {
+        for user in users {
+            _ = state.admit(
+                NotificationEvent(
+                    id: "h-\(round)", userID: user, appID: "com.example.chat",
+                    filterCriteria: round % 4 < 2 ? "work" : "home"),
+                context: context, nowMilliseconds: now)
+            if round % 2 == 1 {
+                _ = state.admit(
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
+                    context: context, nowMilliseconds: now)
+            }
+        }
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+    }
+    var restored = PartitionState()
+    for (key, value) in log { try! restored.restore(key: key, value: value) }
+    restored.finishRestore()
+    let backlog = (0..<3).flatMap { round in
+        users.map {
+            NotificationEvent(id: "b-\(round)", userID: $0, appID: "com.example.chat", filterCriteria: "work")
+        }
+    }
+    var sink = 0
+    let started = ContinuousClock.now
+    for (index, event) in backlog.enumerated() {
+        if case .applied(let update) = restored.admit(event, context: context, nowMilliseconds: now), update != nil {
+            sink &+= 1
+        }
+        if index % 2048 == 2047 {
+            restored.writeChanges { _, value in sink &+= value?.count ?? 0 }
+            restored.commit()
+        }
+    }
+    let seconds = (ContinuousClock.now - started) / .seconds(1)
+    precondition(sink != 42, "keeps the work")
+    restored.writeChanges { _, _ in }
+    restored.commit()
+    return (seconds / Double(backlog.count) * 1e9, restored.recountedEntries, contextChangeBytes(&restored, users))
+}
+
+/// Changelog bytes per user of a context change that makes every unread notification count
+/// (the badges recounted, what changed written).
+func contextChangeBytes(_ state: inout PartitionState, _ users: [String]) -> Double {
+    var compiler = FocusContextCompiler()
+    let everything = try! compiler.compile(
+        FocusContext(
+            userID: "u", version: 8, focus: "Work",
+            apps: ["com.example.chat": .init(filterPredicate: "TRUEPREDICATE")]))
+    for user in users { _ = state.recompute(userID: user, context: everything, nowMilliseconds: 1_795_000_000_000) }
+    var bytes = 0
+    state.writeChanges { key, value in bytes += key.count + (value?.count ?? 0) }
+    state.commit()
+    return Double(bytes) / Double(users.count)
+}
+
+/// ``restartBacklog(history:context:)`` with 1 and with 50 earlier notifications a user, in
+/// alternating rounds; the median ratio of the rates.
+@MainActor func restartBacklogBenchmark(rounds: Int = 5) {
+    var compiler = FocusContextCompiler()
+    let context = try! compiler.compile(
+        FocusContext(
+            userID: "u", version: 7, focus: "Work",
+            apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work', 'urgent'}")]))
+    var few: [Double] = []
+    var many: [Double] = []
+    var recounted = (few: 0, many: 0)
+    var changeBytes = (few: 0.0, many: 0.0)
+    for round in 0..<rounds {
+        for history in round % 2 == 0 ? [1, 50] : [50, 1] {
+            let (nanoseconds, looked, bytes) = restartBacklog(history: history, context: context)
+            if history == 1 {
+                few.append(nanoseconds)
+                recounted.few = looked
+                changeBytes.few = bytes
+            } else {
+                many.append(nanoseconds)
+                recounted.many = looked
+                changeBytes.many = bytes
+            }
+        }
+    }
+    let ratios = zip(few, many).map { $0 / $1 }.sorted()
+    let median = ratios[ratios.count / 2]
+    rows.append(
+        (
+            "restored partition state, backlog of 3 a user: rate with 50 earlier notifications ÷ with 1 (median of \(rounds) alternating rounds, range); ns per record; entries recounted; changelog bytes per user of a context change that makes every unread count",
+            String(
+                format: "%.2f (%.2f–%.2f); %.0f / %.0f ns; %d / %d; %.0f / %.0f B", median, ratios.first!,
+                ratios.last!, few.sorted()[few.count / 2], many.sorted()[many.count / 2], recounted.few,
+                recounted.many, changeBytes.few, changeBytes.many),
+            #"{"benchmark":"state-restart-backlog","ratio":\#(String(format: "%.3f", median)),"ns_1":\#(String(format: "%.1f", few.sorted()[few.count / 2])),"ns_50":\#(String(format: "%.1f", many.sorted()[many.count / 2])),"recounted_50":\#(recounted.many),"context_change_bytes_50":\#(String(format: "%.0f", changeBytes.many))}"#
+        ))
+}

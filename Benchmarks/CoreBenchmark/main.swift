@@ -90,6 +90,14 @@ if CommandLine.arguments.dropFirst().first == "state" {
     exit(0)
 }
 
+// `CoreBenchmark restart`: a restored partition's backlog, users with 1 and with 50 earlier notifications.
+if CommandLine.arguments.dropFirst().first == "restart" {
+    restartBacklogBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+    exit(0)
+}
+
 // `CoreBenchmark timers`: timer memory per user and a mass Focus transition.
 if CommandLine.arguments.dropFirst().first == "timers" {
     timerBenchmark()

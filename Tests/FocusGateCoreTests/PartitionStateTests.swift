@@ -272,9 +272,13 @@ struct PartitionStateTests {
         let hidden = BadgeRecordTests.context(version: 2, hideBadges: true)
         #expect(state.recompute(userID: "u", context: hidden, nowMilliseconds: Self.now).count == 3)
         #expect(commit() == [UInt8(ascii: "U")], "three apps' counts in one record")
+        // A new version that counts alike: no badge changes, what each app was counted under does.
+        let hiddenAgain = BadgeRecordTests.context(version: 3, hideBadges: true)
+        #expect(state.recompute(userID: "u", context: hiddenAgain, nowMilliseconds: Self.now).isEmpty)
+        #expect(commit() == [UInt8(ascii: "U")], "the counted context of the three apps, in one record")
         // One app's newest entry is read (no badge change: nothing counts): that app's own
         // record, after the user's.
-        _ = state.admit(Self.read(["mail-1"], app: "mail"), context: hidden, nowMilliseconds: Self.now)
+        _ = state.admit(Self.read(["mail-1"], app: "mail"), context: hiddenAgain, nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "E")])
 
         for records in [log, Self.compacted(log)] {
@@ -285,6 +289,70 @@ struct PartitionStateTests {
             #expect(restored.badges(userID: "u").map(\.badge) == [0, 0, 0])
             #expect(restored.badges(userID: "u").map(\.sequence) == [2, 2, 2])
         }
+    }
+
+    @Test(
+        "a restored app keeps what its badge was counted under: the same context recounts nothing, another recounts",
+        arguments: [false, true])
+    func restoredCountsNeedNoRecount(compacting: Bool) throws {
+        let work = BadgeRecordTests.context(version: 4)
+        var state = PartitionState()
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        // 50 unread under Work, every other one matching its predicate; a read in between.
+        for index in 0..<50 {
+            _ = state.admit(
+                Self.notification("n\(index)", index % 2 == 0 ? "work" : "home"), context: work,
+                nowMilliseconds: Self.now)
+            if index % 10 == 9 { _ = Self.commitKinds(&state, to: &log) }
+        }
+        _ = state.admit(Self.read(["n0"]), context: work, nowMilliseconds: Self.now)
+        _ = Self.commitKinds(&state, to: &log)
+        let badges = state.badges(userID: "u")
+        #expect(badges.map(\.badge) == [24] && badges.map(\.unread) == [49])
+
+        var restored = PartitionState()
+        for record in compacting ? Self.compacted(log) : log {
+            try restored.restore(key: record.key, value: record.value)
+        }
+        restored.finishRestore()
+        #expect(restored.badges(userID: "u") == badges)
+        let update = Self.update(restored.admit(Self.notification("n50"), context: work, nowMilliseconds: Self.now))
+        #expect(restored.recountedEntries == 0, "the same context: the restored count stands")
+        #expect(update?.badge == 25 && update?.unread == 50)
+        // Restored entries read: n2 counted, n3 did not (worked out as each leaves).
+        let read = Self.update(restored.admit(Self.read(["n2", "n3"]), context: work, nowMilliseconds: Self.now))
+        #expect(read?.badge == 24 && read?.unread == 48)
+        #expect(restored.recountedEntries == 0)
+
+        // Another version that counts everything: the 48 earlier unread are looked at again.
+        let all = BadgeRecordTests.context(version: 5, predicate: "TRUEPREDICATE")
+        let recounted = Self.update(
+            restored.admit(Self.notification("n51", "home"), context: all, nowMilliseconds: Self.now))
+        #expect(restored.recountedEntries == 48)
+        #expect(recounted?.badge == 49 && recounted?.unread == 49)
+    }
+
+    @Test("records written before the counted context was kept restore, and the app's next event recounts it")
+    func restoredWithoutCountedContext() throws {
+        var entryKey: [UInt8] = [0, UInt8(ascii: "E")]
+        withUnsafeBytes(of: PartitionState.idHash("n1").littleEndian) { entryKey.append(contentsOf: $0) }
+        entryKey.append(contentsOf: "u".utf8)
+        var entryValue: [UInt8] = [1 | 16, 1, 1, 1, 0]  // unread, counts (sequence 1, badge 1); app 1, arrival 0
+        PartitionState.writeVarint(UInt64(Self.now), to: &entryValue)
+        entryValue.append(0)  // no relevance
+        entryValue.append(5)
+        entryValue.append(contentsOf: "work".utf8)
+        var restored = PartitionState()
+        try restored.restore(key: [0, UInt8(ascii: "N"), 1] + Array("u".utf8), value: Array("chat".utf8))
+        try restored.restore(key: entryKey, value: entryValue)
+        restored.finishRestore()
+        #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 1, unread: 1, sequence: 1)])
+        let work = BadgeRecordTests.context(version: 4)
+        let update = Self.update(
+            restored.admit(Self.notification("n2", "home"), context: work, nowMilliseconds: Self.now))
+        #expect(restored.recountedEntries == 1, "counted under an unknown context: recounted")
+        #expect(update == nil, "n1 still counts, n2 does not: the badge stays 1")
+        #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 1, unread: 2, sequence: 1)])
     }
 
     @Test("unread dropped by a restore under a smaller cap still have their later changes written")

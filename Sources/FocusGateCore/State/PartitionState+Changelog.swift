@@ -199,6 +199,8 @@ extension PartitionState {
             key.append(0)
             key.append(Self.userCountsKind)
             key.append(contentsOf: userID.utf8)
+            // The form with the counted context: a leading zero, which no app ordinal is.
+            value.append(0)
             var each = self.users[Int(user)].firstApp
             while each != StateIndex.none {
                 let slot = self.apps[Int(each)]
@@ -206,6 +208,11 @@ extension PartitionState {
                     Self.writeVarint(UInt64(slot.ordinal), to: &value)
                     Self.writeVarint(slot.sequence, to: &value)
                     Self.writeVarint(UInt64(slot.badge), to: &value)
+                    if let countedUnder = Self.countedContext(of: slot) {
+                        Self.writeCountedContext(countedUnder, to: &value)
+                    } else {
+                        value.append(0)
+                    }
                     self.apps[Int(each)].flags &= ~AppSlot.dirtyCounts
                 }
                 each = slot.nextApp
@@ -216,7 +223,25 @@ extension PartitionState {
         Self.appendAppKey(kind: Self.countsKind, ordinal: ordinal, userID: userID, to: &key)
         Self.writeVarint(self.apps[Int(app)].sequence, to: &value)
         Self.writeVarint(UInt64(self.apps[Int(app)].badge), to: &value)
+        if let countedUnder = Self.countedContext(of: self.apps[Int(app)]) {
+            Self.writeCountedContext(countedUnder, to: &value)
+        }
         return .record
+    }
+
+    /// What an app's badge was counted under, as the changelog holds it: the Focus byte
+    /// (``AppSlot/countedFocus``, never `0` here) and the context version + 1 (`0`: no context).
+    /// `nil` when there is nothing to write: not counted yet, or a version the form cannot hold.
+    static func countedContext(of app: AppSlot) -> (focus: UInt8, version: UInt64)? {
+        guard app.countedFocus != 0 else { return nil }
+        if app.countedVersion == .min { return (app.countedFocus, 0) }
+        guard app.countedVersion >= 0 else { return nil }
+        return (app.countedFocus, UInt64(app.countedVersion) + 1)
+    }
+
+    private static func writeCountedContext(_ counted: (focus: UInt8, version: UInt64), to value: inout [UInt8]) {
+        value.append(counted.focus)
+        Self.writeVarint(counted.version, to: &value)
     }
 
     /// The app published, its counts changed, and no entry record of this commit carries them
@@ -256,11 +281,14 @@ extension PartitionState {
         if entry.has(StateEntry.summarized) { flags |= 4 }
         if extended { flags |= 8 }
         if carryingCounts { flags |= 16 }
+        let countedUnder = carryingCounts ? Self.countedContext(of: self.apps[Int(entry.app)]) : nil
+        if countedUnder != nil { flags |= 32 }
         value.append(flags)
         if carryingCounts {
             let app = self.apps[Int(entry.app)]
             Self.writeVarint(app.sequence, to: &value)
             Self.writeVarint(UInt64(app.badge), to: &value)
+            if let countedUnder { Self.writeCountedContext(countedUnder, to: &value) }
         }
         Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
         Self.writeVarint(UInt64(entry.arrival), to: &value)
@@ -327,6 +355,15 @@ extension PartitionState {
                 if byte < 0x80 { return value }
                 shift += 7
             }
+        }
+
+        /// A counted context (``PartitionState/countedContext(of:)``) after its Focus byte.
+        mutating func countedContext(focus: UInt8) throws(StateFormatError) -> (version: Int64, focus: UInt8) {
+            let version = try self.varint()
+            guard version <= UInt64(Int64.max) else {
+                throw StateFormatError(code: .malformed, message: "counted context version")
+            }
+            return (version == 0 ? .min : Int64(version - 1), focus)
         }
 
         /// A string written as length + 1 and its bytes; `nil` for `0`.

@@ -92,8 +92,10 @@ extension PartitionState {
         }
         var reader = Reader(bytes: value)
         let flags = try reader.byte()
-        // Flag 16: the app's counts (sequence, badge) ride with its newest unread entry.
+        // Flag 16: the app's counts (sequence, badge) ride with its newest unread entry; 32:
+        // with what the app's badge was counted under.
         let counts = flags & 16 != 0 ? (sequence: try reader.varint(), badge: try reader.varint()) : nil
+        let countedUnder = flags & 32 != 0 ? try reader.countedContext(focus: try reader.byte()) : nil
         let ordinal = try reader.varint()
         let arrival = try reader.varint()
         let decidedAt = Int64(bitPattern: try reader.varint())
@@ -125,7 +127,8 @@ extension PartitionState {
                 throw StateFormatError(code: .malformed, message: "app counts of an entry")
             }
             self.setRestoredCounts(
-                user: user, ordinal: UInt32(ordinal), sequence: counts.sequence, badge: UInt32(counts.badge))
+                user: user, ordinal: UInt32(ordinal), sequence: counts.sequence, badge: UInt32(counts.badge),
+                countedUnder: countedUnder)
         }
         if let item { self.summaryItems[EntryKey(user: user, idHash: idHash)] = item }
         // Until finishRestore links them, `app` holds the app's ordinal (0: none).
@@ -166,6 +169,7 @@ extension PartitionState {
             } else {
                 self.apps[Int(app)].sequence = 0
                 self.apps[Int(app)].badge = 0
+                self.apps[Int(app)].countedFocus = 0
             }
             return
         }
@@ -177,11 +181,14 @@ extension PartitionState {
             var reader = Reader(bytes: value)
             let sequence = try reader.varint()
             let badge = try reader.varint()
+            // What the badge was counted under follows in records written since it is kept.
+            let countedUnder = reader.isAtEnd ? nil : try reader.countedContext(focus: try reader.byte())
             guard reader.isAtEnd, badge <= UInt64(UInt32.max) else {
                 throw StateFormatError(code: .malformed, message: "app counts value")
             }
             self.apps[Int(app)].sequence = sequence
             self.apps[Int(app)].badge = UInt32(badge)
+            self.setCountedContext(app, countedUnder)
         }
     }
 
@@ -189,27 +196,48 @@ extension PartitionState {
     private mutating func restoreUserCounts(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
         guard let value else { return }
         var reader = Reader(bytes: value)
+        // A leading zero: each app's counted context follows its counts (its Focus byte, `0`: none).
+        let withCountedContext = value.first == 0
+        if withCountedContext { reader.index = 1 }
         while !reader.isAtEnd {
             let ordinal = try reader.varint()
             let sequence = try reader.varint()
             let badge = try reader.varint()
+            var countedUnder: (version: Int64, focus: UInt8)?
+            if withCountedContext {
+                let focus = try reader.byte()
+                if focus != 0 { countedUnder = try reader.countedContext(focus: focus) }
+            }
             guard ordinal > 0, ordinal < UInt64(UInt32.max), badge <= UInt64(UInt32.max) else {
                 throw StateFormatError(code: .malformed, message: "user counts value")
             }
-            self.setRestoredCounts(user: user, ordinal: UInt32(ordinal), sequence: sequence, badge: UInt32(badge))
+            self.setRestoredCounts(
+                user: user, ordinal: UInt32(ordinal), sequence: sequence, badge: UInt32(badge),
+                countedUnder: countedUnder)
         }
     }
 
-    private mutating func setRestoredCounts(user: UInt32, ordinal: UInt32, sequence: UInt64, badge: UInt32) {
+    private mutating func setRestoredCounts(
+        user: UInt32, ordinal: UInt32, sequence: UInt64, badge: UInt32, countedUnder: (version: Int64, focus: UInt8)?
+    ) {
         let app = self.findApp(user: user, ordinal: ordinal) ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
         self.apps[Int(app)].sequence = sequence
         self.apps[Int(app)].badge = badge
+        self.setCountedContext(app, countedUnder)
+    }
+
+    /// What the app's badge was counted under, from its newest counts record: none in a record
+    /// written before it was kept, and the first event recounts the app then.
+    private mutating func setCountedContext(_ app: UInt32, _ countedUnder: (version: Int64, focus: UInt8)?) {
+        self.apps[Int(app)].countedVersion = countedUnder?.version ?? .min
+        self.apps[Int(app)].countedFocus = countedUnder?.focus ?? 0
     }
 
     /// Links what ``restore(key:value:)`` read: each user's entries in arrival order, the newest
     /// ``dedupeWindow`` as the window, the unread ones in their apps' lists; entries neither in a
     /// window nor unread, and apps without a name, are dropped. The result counts as committed;
-    /// badges are recounted with the context at each app's next event.
+    /// an app's badge is recounted at its next event only when the context differs from the one
+    /// it was counted under (or that was not written: a record of an earlier version).
     public mutating func finishRestore() {
         self.restoreLastUser = StateIndex.none
         self.changes.removeAll()  // the apps' marks, reset below
@@ -278,6 +306,8 @@ extension PartitionState {
                 if self.apps[Int(app)].unreadHead == StateIndex.none { self.apps[Int(app)].unreadHead = index }
                 self.apps[Int(app)].unreadTail = index
                 self.apps[Int(app)].unread += 1
+                // Whether it counts is worked out when needed (see ``finishRestore()``).
+                entry.flags |= StateEntry.countUnknown
             } else {
                 entry.flags &= ~StateEntry.unread
             }
@@ -298,11 +328,20 @@ extension PartitionState {
             }
         }
         self.users[Int(user)] = slot
-        // A smaller maxUnreadPerApp than the state was written with drops the oldest.
         var app = slot.firstApp
         while app != StateIndex.none {
-            while self.apps[Int(app)].unread > self.maxUnreadPerApp {
-                self.removeUnread(self.apps[Int(app)].unreadHead)
+            // The badge published is what was counted under the context written with it, so
+            // the count stands until the context differs; without that context, the app's next
+            // event recounts it.
+            if self.apps[Int(app)].countedFocus != 0 { self.apps[Int(app)].counted = self.apps[Int(app)].badge }
+            // A smaller maxUnreadPerApp than the state was written with drops the oldest; whether
+            // they counted is not known here, so the next event recounts the app.
+            if self.apps[Int(app)].unread > self.maxUnreadPerApp {
+                self.apps[Int(app)].countedFocus = 0
+                self.apps[Int(app)].counted = 0
+                while self.apps[Int(app)].unread > self.maxUnreadPerApp {
+                    self.removeUnread(self.apps[Int(app)].unreadHead, context: nil, nowMilliseconds: 0)
+                }
             }
             app = self.apps[Int(app)].nextApp
         }

@@ -99,8 +99,9 @@ extension PartitionState {
     }
 
     /// Adds a new notification: indexed, newest in the user's window and its app's unread list.
-    /// Then the window and the unread list are trimmed to their bounds.
-    mutating func addEntry(_ new: StateEntry) {
+    /// Then the window and the unread list are trimmed to their bounds (`context`: the one the
+    /// app was just counted under).
+    mutating func addEntry(_ new: StateEntry, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         var new = new
         let user = new.user
         let app = new.app
@@ -131,7 +132,7 @@ extension PartitionState {
             self.leaveWindow(self.users[Int(user)].windowHead)
         }
         if self.apps[Int(app)].unread > self.maxUnreadPerApp {
-            self.removeUnread(self.apps[Int(app)].unreadHead)
+            self.removeUnread(self.apps[Int(app)].unreadHead, context: context, nowMilliseconds: nowMilliseconds)
             self.droppedUnread += 1
         }
     }
@@ -155,10 +156,22 @@ extension PartitionState {
     }
 
     /// Marks an unread entry read: out of its app's list and badge count; it goes when it is not
-    /// in the window either.
-    mutating func removeUnread(_ entry: UInt32) {
-        let removed = self.entries[Int(entry)]
+    /// in the window either. `context` is the one the app was just counted under
+    /// (``recount(_:context:nowMilliseconds:)``): a restored entry is counted or not under it.
+    mutating func removeUnread(_ entry: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
+        var removed = self.entries[Int(entry)]
         let app = removed.app
+        if removed.has(StateEntry.countUnknown) {
+            // Under an app that will be recounted (a restore dropping unread), it counts nowhere yet.
+            var counts = false
+            if self.apps[Int(app)].countedFocus != 0 {
+                let attributes = self.attributes[removed.attributes]
+                counts = FocusDecider.countsInBadge(
+                    appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
+                    context: context, nowMilliseconds: nowMilliseconds)
+            }
+            removed.flags = removed.flags & ~StateEntry.countUnknown | (counts ? StateEntry.counted : 0)
+        }
         if removed.unreadPrev != StateIndex.none {
             self.modifyEntry(removed.unreadPrev) { $0.unreadNext = removed.unreadNext }
         }
@@ -176,7 +189,7 @@ extension PartitionState {
         if wasNewest && self.apps[Int(app)].sequence > 0 { self.markCounts(app) }
         if removed.has(StateEntry.inWindow) {
             self.modifyEntry(entry) { entry in
-                entry.flags &= ~(StateEntry.unread | StateEntry.counted)
+                entry.flags &= ~(StateEntry.unread | StateEntry.counted | StateEntry.countUnknown)
                 entry.app = StateIndex.none
                 entry.unreadPrev = StateIndex.none
                 entry.unreadNext = StateIndex.none
@@ -191,6 +204,11 @@ extension PartitionState {
 
     /// Recounts the app's badge when the context (version, Focus on or off, which Focus a
     /// schedule turned on) differs from the one it was counted with; otherwise the kept count stands.
+    ///
+    /// What it was counted with is written with the app's counts (marked changed here when the
+    /// app published), so that a restored app under an unchanged context is not recounted; its
+    /// restored entries' flags are then worked out one at a time, when one leaves the unread list
+    /// (``removeUnread(_:context:nowMilliseconds:)``).
     mutating func recount(_ app: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         let version = context?.version ?? .min
         let focus: UInt8 =
@@ -205,10 +223,14 @@ extension PartitionState {
             let counts = FocusDecider.countsInBadge(
                 appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
                 context: context, nowMilliseconds: nowMilliseconds)
-            if counts != current.has(StateEntry.counted) {
-                self.modifyEntry(entry) { $0.flags ^= StateEntry.counted }
+            if counts != current.has(StateEntry.counted) || current.has(StateEntry.countUnknown) {
+                self.modifyEntry(entry) {
+                    $0.flags =
+                        $0.flags & ~(StateEntry.counted | StateEntry.countUnknown) | (counts ? StateEntry.counted : 0)
+                }
             }
             if counts { counted += 1 }
+            self.recountedEntries += 1
             entry = current.unreadNext
         }
         self.modifyApp(app) { slot in
@@ -216,6 +238,7 @@ extension PartitionState {
             slot.countedVersion = version
             slot.countedFocus = focus
         }
+        if slot.sequence > 0 { self.markCounts(app) }
     }
 
     /// Publishes the app's counted badge when it differs from the last published one; frees an

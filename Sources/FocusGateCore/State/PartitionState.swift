@@ -60,6 +60,9 @@ public struct PartitionState {
     var liveEntries = 0
     /// Unread notifications dropped because an app exceeded ``maxUnreadPerApp``.
     public internal(set) var droppedUnread = 0
+    /// Unread notifications looked at again to recount their app's badge: after a context or
+    /// Focus change, and after a restore for an app whose counted context was not written.
+    public internal(set) var recountedEntries = 0
 
     /// The badge updates of the current commit interval: the latest per (user, app), in the order
     /// of each one's first change (docs/contract.md, Badges, allows coalescing within a commit interval).
@@ -167,7 +170,7 @@ public struct PartitionState {
                 guard let entry = self.findEntry(user: user, idHash: Self.idHash(id)),
                     self.entries[Int(entry)].app == app
                 else { continue }
-                self.removeUnread(entry)
+                self.removeUnread(entry, context: context, nowMilliseconds: nowMilliseconds)
             }
             return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         case .clear:
@@ -175,7 +178,7 @@ public struct PartitionState {
             else { return .applied(nil) }
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             while self.apps[Int(app)].unreadHead != StateIndex.none {
-                self.removeUnread(self.apps[Int(app)].unreadHead)
+                self.removeUnread(self.apps[Int(app)].unreadHead, context: context, nowMilliseconds: nowMilliseconds)
             }
             return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         }
@@ -220,7 +223,8 @@ public struct PartitionState {
                     EntryAttributes(criteria: event.filterCriteria, sender: event.senderID, thread: event.threadID)),
                 arrival: 0, windowNext: StateIndex.none,
                 unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
-                relevance: StateEntry.relevanceByte(event.relevanceScore)))
+                relevance: StateEntry.relevanceByte(event.relevanceScore)),
+            context: context, nowMilliseconds: nowMilliseconds)
         return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
     }
 

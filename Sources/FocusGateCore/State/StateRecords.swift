@@ -41,6 +41,10 @@ struct StateEntry {
     static let dirty: UInt8 = 32
     /// A silenced notification a summary has listed: no later summary lists it again.
     static let summarized: UInt8 = 64
+    /// Restored unread, under an app whose count stands: whether it counts under the app's
+    /// counted context is worked out when it leaves the unread list or the app is recounted
+    /// (the changelog keeps the app's count, not each entry's).
+    static let countUnknown: UInt8 = 128
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
