@@ -33,12 +33,9 @@ struct FirstAnswerTests {
         .timeLimit(.minutes(1)))
     func fallbackWithoutWaiting() async throws {
         let gate = Gate()
-        let clock = ContinuousClock()
-        let start = clock.now
+        // The operation answers only once released, below: returning at all is not waiting for it.
         let value = await firstAnswer(within: .milliseconds(100), orElse: -1) { await gate.wait() }
-        let waited = clock.now - start
         #expect(value == -1)
-        #expect(waited < .seconds(5), "waited \(waited)")
         try await Wait.until("the operation started") { gate.started.load(ordering: .sequentiallyConsistent) }
         gate.release(7)  // its late answer goes nowhere
     }

@@ -42,17 +42,17 @@ final class HangingStore: ContextStore {
 @Suite("Store probe for readiness")
 struct StoreProbeTests {
     @Test(
-        "a store that does not answer is unreachable after the timeout; probes meanwhile share one ping; it answers again"
-    )
+        "a store that does not answer is unreachable after the timeout; probes meanwhile share one ping; it answers again",
+        .timeLimit(.minutes(1)))
     func hangingStore() async throws {
         let store = HangingStore()
         let probe = StoreProbe(store: store, timeout: .milliseconds(200))
-        let started = ContinuousClock.now
         async let first = probe.isReachable()
         async let second = probe.isReachable()
+        // The store answers nothing until told to below: answers now come from the timeout, not
+        // from waiting for the store (no wall-clock bound: a busy machine delays the timer).
         let answers = await [first, second]
         #expect(answers == [false, false])
-        #expect(ContinuousClock.now - started < .seconds(10), "the probes did not wait for the store")
         #expect(store.pings.load(ordering: .relaxed) == 1, "one ping in flight at a time")
         store.answer()
         try await Wait.until("the store answers again") { await probe.isReachable() }

@@ -8,13 +8,13 @@ import Testing
 
 /// Every test that talks to an embedded broker, one at a time: they block threads on Kafka calls
 /// and time group rebalances, which parallel runs on two cores would distort.
-@Suite("Embedded broker over TCP", .serialized)
+@Suite("Embedded broker over TCP", .serialized, .ownThreads)
 struct EmbeddedBrokerTests {}
 
 /// The gateway's broker-fault audits, one at a time like ``EmbeddedBrokerTests`` but alongside
 /// them: the two take about the same time, and these assert no timings, only their audits (with
 /// waits of a minute and more), which a busier machine delays but does not change.
-@Suite("Embedded broker over TCP: broker-fault audits", .serialized)
+@Suite("Embedded broker over TCP: broker-fault audits", .serialized, .ownThreads)
 struct BrokerFaultAuditTests {}
 
 /// Shared helpers for tests that talk to the embedded broker over TCP.
