@@ -96,13 +96,14 @@ let servedExecutable =
 
 /// What an instance is told through `FOCUSGATE_*` variables: its input, a state topic of its own,
 /// its group, delivery mode and workers, and the Kafka settings the raw pass-through uses too.
-func settings(_ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1) throws
-    -> [String: String]
-{
+func settings(
+    _ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1,
+    history: [[(key: [UInt8], value: [UInt8]?)]]? = nil
+) throws -> [String: String] {
     let run = nextRun()
     let state = "bench-state-\(run)"
     try broker.createTopic(.compacted(state, partitions: partitions))
-    try preloadHistory(topic: state)
+    try preloadHistory(topic: state, records: history ?? historyRecords)
     var environment = [
         "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
         "FOCUSGATE_TOPICS_STATE": state,

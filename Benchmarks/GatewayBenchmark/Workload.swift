@@ -84,7 +84,7 @@ let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map {
 
 /// Writes the history into a run's state topic, each record with the `as-of` header a worker's
 /// commit gives it.
-func preloadHistory(topic: String) throws {
+func preloadHistory(topic: String, records historyRecords: [[(key: [UInt8], value: [UInt8]?)]]) throws {
     var failed = 0
     let producer = try KafkaProducer(
         configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,

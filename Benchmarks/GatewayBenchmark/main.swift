@@ -109,20 +109,28 @@ if CommandLine.arguments.dropFirst().first == "transition" {
     exit(0)
 }
 
-// Half of the users have a Focus on, with filters on some apps, one app silenced, others delivered.
-try await store.bulkInsertForBenchmark(
-    (0..<users).filter { $0 % 2 == 0 }.map { index in
-        FocusContext(
-            userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
-            allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
-            apps: [
-                "com.example.chat": .init(
-                    filterPredicate: "SELF IN {'work-account', 'team-\(index % 2 == 0 ? "a" : "b")'}"),
-                "com.example.mail": .init(filterPredicate: "SELF BEGINSWITH[c] 'work' OR SELF == 'alerts'"),
-                "com.example.news": .init(silenced: true),
-            ]
-        )
-    })
+/// Half of the users have a Focus on, with filters on some apps, one app silenced, others delivered.
+func benchmarkContext(ofUser index: Int) -> FocusContext? {
+    guard index % 2 == 0 else { return nil }
+    return FocusContext(
+        userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
+        allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
+        apps: [
+            "com.example.chat": .init(
+                filterPredicate: "SELF IN {'work-account', 'team-\(index % 2 == 0 ? "a" : "b")'}"),
+            "com.example.mail": .init(filterPredicate: "SELF BEGINSWITH[c] 'work' OR SELF == 'alerts'"),
+            "com.example.news": .init(silenced: true),
+        ]
+    )
+}
+try await store.bulkInsertForBenchmark((0..<users).compactMap(benchmarkContext(ofUser:)))
+
+// `GatewayBenchmark restart`: a restarted instance draining a backlog, users with 1 and with 50
+// earlier notifications (Restart.swift), alone.
+if CommandLine.arguments.dropFirst().first == "restart" {
+    rows.append(try await restartBacklogRow())
+    await finish(printing: "gateway benchmark: a restarted instance's backlog")
+}
 
 // `GatewayBenchmark latency RATE…`: latency at each offered rate (records/s), alone (Paced.swift).
 if CommandLine.arguments.dropFirst().first == "latency" {
