@@ -13,6 +13,8 @@
 //
 //   swift run -c release GatewayBenchmark [records] [rounds]
 //   swift run -c release GatewayBenchmark latency RATE…   (latency alone, at each offered rate)
+//   swift run -c release GatewayBenchmark restart   (a restarted instance's backlog, users with 1
+//   and with 50 earlier notifications; BENCH_RESTART_USERS users, BENCH_ROUNDS rounds)
 //   BENCH_PACED_LINGER_MS sets the paced producer's linger (0 by default; the latency counts
 //   from the produce call, so a linger's wait is included); BENCH_DUMP=FILE writes each
 //   latency sample of the latency runs (produced at, µs; the output's record timestamp, ms;
