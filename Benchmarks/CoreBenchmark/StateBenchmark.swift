@@ -288,3 +288,56 @@ func contextChangeBytes(_ state: inout PartitionState, _ users: [String]) -> Dou
             #"{"benchmark":"state-restart-backlog","ratio":\#(String(format: "%.3f", median)),"ns_1":\#(String(format: "%.1f", few.sorted()[few.count / 2])),"ns_50":\#(String(format: "%.1f", many.sorted()[many.count / 2])),"recounted_50":\#(recounted.many),"context_change_bytes_50":\#(String(format: "%.0f", changeBytes.many))}"#
         ))
 }
+
+// MARK: - Ids chosen to collide in the entry table
+
+/// Where the entry table put a user's id before it was seeded, as anyone could compute it: the
+/// id's 64-bit FNV-1a hash (the one the changelog keys hold) mixed with the user's number.
+func unseededSlot(id: String, userNumber: UInt32) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in id.utf8 {
+        hash ^= UInt64(byte)
+        hash &*= 0x0000_0100_0000_01b3
+    }
+    var mixed = hash ^ (UInt64(userNumber) &* 0x9E37_79B9_7F4A_7C15)
+    mixed ^= mixed >> 33
+    mixed &*= 0xFF51_AFD7_ED55_8CCD
+    mixed ^= mixed >> 33
+    return mixed
+}
+
+/// One user's notifications, `count` ids that all shared one slot of any table of up to 8,192
+/// slots before the table was seeded, against `count` ordinary ids: the rate of each (the
+/// crafted ones after the ordinary ones, five fresh states each, the fastest kept).
+@MainActor func collidingIDsBenchmark(count: Int = 20_000) {
+    var crafted: [String] = []
+    var candidate = 0
+    while crafted.count < count {
+        let id = "x-\(candidate)"
+        if unseededSlot(id: id, userNumber: 0) & 8191 == 0 { crafted.append(id) }
+        candidate += 1
+    }
+    let ordinary = (0..<count).map { "n-\($0)" }
+    func nanoseconds(_ ids: [String]) -> Double {
+        var best = Double.infinity
+        for _ in 0..<5 {
+            var state = PartitionState()
+            let started = ContinuousClock.now
+            for id in ids {
+                _ = state.admit(
+                    NotificationEvent(id: id, userID: "user-0", appID: "com.example.chat", filterCriteria: "work"),
+                    context: nil, nowMilliseconds: 0)
+            }
+            best = min(best, (ContinuousClock.now - started) / .seconds(1) / Double(ids.count) * 1e9)
+        }
+        return best
+    }
+    let plain = nanoseconds(ordinary)
+    let colliding = nanoseconds(crafted)
+    rows.append(
+        (
+            "one user's \(count) ids chosen to share a slot of the unseeded entry table ÷ ordinary ids (rate)",
+            String(format: "%.2f (%.0f ns vs %.0f ns a notification)", plain / colliding, colliding, plain),
+            #"{"benchmark":"state-colliding-ids","ratio":\#(String(format: "%.3f", plain / colliding)),"ns_colliding":\#(String(format: "%.1f", colliding)),"ns_ordinary":\#(String(format: "%.1f", plain))}"#
+        ))
+}

@@ -98,6 +98,14 @@ if CommandLine.arguments.dropFirst().first == "restart" {
     exit(0)
 }
 
+// `CoreBenchmark collide`: ids chosen to collide in an unseeded entry table against ordinary ids.
+if CommandLine.arguments.dropFirst().first == "collide" {
+    collidingIDsBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+    exit(0)
+}
+
 // `CoreBenchmark timers`: timer memory per user and a mass Focus transition.
 if CommandLine.arguments.dropFirst().first == "timers" {
     timerBenchmark()

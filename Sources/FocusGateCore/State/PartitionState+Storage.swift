@@ -275,7 +275,7 @@ extension PartitionState {
 
     func findEntry(user: UInt32, idHash: UInt64) -> UInt32? {
         let mask = self.slots.count - 1
-        var slot = Self.home(user: user, idHash: idHash) & mask
+        var slot = self.home(user: user, idHash: idHash) & mask
         while true {
             let stored = self.slots[slot]
             if stored == 0 { return nil }
@@ -322,7 +322,7 @@ extension PartitionState {
         if (self.slotCount + 1) * 2 > self.slots.count { self.growTable() }
         let stored = self.entries[Int(entry)]
         let mask = self.slots.count - 1
-        var slot = Self.home(user: stored.user, idHash: stored.idHash) & mask
+        var slot = self.home(user: stored.user, idHash: stored.idHash) & mask
         while self.slots[slot] != 0 { slot = (slot + 1) & mask }
         self.slots[slot] = entry + 1
         self.slotCount += 1
@@ -333,7 +333,7 @@ extension PartitionState {
         let stored = self.entries[Int(entry)]
         guard stored.has(StateEntry.alive) else { return }
         let mask = self.slots.count - 1
-        var hole = Self.home(user: stored.user, idHash: stored.idHash) & mask
+        var hole = self.home(user: stored.user, idHash: stored.idHash) & mask
         while self.slots[hole] != entry + 1 {
             if self.slots[hole] == 0 { return }
             hole = (hole + 1) & mask
@@ -344,7 +344,7 @@ extension PartitionState {
             let moving = self.slots[probe]
             if moving == 0 { break }
             let key = self.entries[Int(moving - 1)]
-            let home = Self.home(user: key.user, idHash: key.idHash) & mask
+            let home = self.home(user: key.user, idHash: key.idHash) & mask
             // The entry at `probe` may move back into the hole unless its home lies in (hole, probe].
             let stays = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
             if !stays {
@@ -363,16 +363,23 @@ extension PartitionState {
         let mask = self.slots.count - 1
         for stored in old where stored != 0 {
             let key = self.entries[Int(stored - 1)]
-            var slot = Self.home(user: key.user, idHash: key.idHash) & mask
+            var slot = self.home(user: key.user, idHash: key.idHash) & mask
             while self.slots[slot] != 0 { slot = (slot + 1) & mask }
             self.slots[slot] = stored
             self.slotCount += 1
         }
     }
 
+    /// The entry table's home slot of (user, id hash), before masking: mixed with the state's
+    /// ``tableSeed``, so that ids chosen to share a slot cannot be computed in advance.
     @inline(__always)
-    static func home(user: UInt32, idHash: UInt64) -> Int {
-        var mixed = idHash ^ (UInt64(user) &* 0x9E37_79B9_7F4A_7C15)
+    func home(user: UInt32, idHash: UInt64) -> Int {
+        Self.home(user: user, idHash: idHash, seed: self.tableSeed)
+    }
+
+    @inline(__always)
+    static func home(user: UInt32, idHash: UInt64, seed: UInt64) -> Int {
+        var mixed = idHash ^ seed ^ (UInt64(user) &* 0x9E37_79B9_7F4A_7C15)
         mixed ^= mixed >> 33
         mixed &*= 0xFF51_AFD7_ED55_8CCD
         mixed ^= mixed >> 33

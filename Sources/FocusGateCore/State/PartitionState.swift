@@ -54,6 +54,10 @@ public struct PartitionState {
     var transitionsChanged = false
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
+    /// Mixed into the entry table's slots (``home(user:idHash:)``), random per state: the ids'
+    /// hashes are FNV-1a of producer-chosen ids, and without it ids chosen to share a slot make
+    /// every lookup of their user walk them all. The hashes written to the changelog are not seeded.
+    let tableSeed = UInt64.random(in: .min ... .max)
     var slotCount = 0
     var freeEntry = StateIndex.none
     var freeApp = StateIndex.none
