@@ -341,3 +341,63 @@ func unseededSlot(id: String, userNumber: UInt32) -> UInt64 {
             #"{"benchmark":"state-colliding-ids","ratio":\#(String(format: "%.3f", plain / colliding)),"ns_colliding":\#(String(format: "%.1f", colliding)),"ns_ordinary":\#(String(format: "%.1f", plain))}"#
         ))
 }
+
+// MARK: - Rollback
+
+/// A state of `users` users, each with a notification that named a sender and counted in a
+/// rate window, and a Focus timer; then, 20 times: 2,000 changes (notifications naming senders,
+/// counted in rate windows, moving users' timers) and a rollback. Returns nanoseconds per
+/// rollback and per round of changes.
+func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
+    let limits = RateLimitPolicy(FocusContext.RateLimits(perUser: .init(max: 1_000, windowSeconds: 3_600)))
+    let now: Int64 = 1_795_000_000_000
+    var state = PartitionState()
+    for user in 0..<users {
+        _ = state.admit(
+            NotificationEvent(
+                id: "h", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work",
+                senderID: "sender-\(user % 97)"),
+            context: nil, nowMilliseconds: now, rateLimits: limits)
+        state.watchTransition(userID: "user-\(user)", at: now + 3_600_000 + Int64(user))
+    }
+    state.writeChanges { _, _ in }
+    state.commit()
+    var random = SplitMix(state: 11)
+    var total = Duration.zero
+    var changing = Duration.zero
+    for round in 0..<20 {
+        let changesStarted = ContinuousClock.now
+        for change in 0..<2_000 {
+            let user = Int(random.next() % UInt64(users))
+            if change % 4 == 0 {
+                state.watchTransition(userID: "user-\(user)", at: now + Int64(random.next() % 1_000_000))
+            } else {
+                _ = state.admit(
+                    NotificationEvent(
+                        id: "r\(round)-\(change)", userID: "user-\(user)", appID: "com.example.chat",
+                        filterCriteria: "work", senderID: "sender-\(change % 89)"),
+                    context: nil, nowMilliseconds: now, rateLimits: limits)
+            }
+        }
+        let started = ContinuousClock.now
+        changing += started - changesStarted
+        state.rollback()
+        total += ContinuousClock.now - started
+    }
+    return (total / .nanoseconds(1) / 20, changing / .nanoseconds(1) / 20)
+}
+
+/// ``rollbackNanoseconds(users:)`` with 1,000 and with 1,000,000 users.
+@MainActor func rollbackBenchmark() {
+    let few = rollbackNanoseconds(users: 1_000)
+    let many = rollbackNanoseconds(users: 1_000_000)
+    rows.append(
+        (
+            "rollback of 2,000 changes (senders, rate windows, timers): 1,000,000 users ÷ 1,000 users (time); making the changes, the same",
+            String(
+                format: "%.2f (%.0f µs vs %.0f µs); %.2f (%.0f µs vs %.0f µs)", many.rollback / few.rollback,
+                many.rollback / 1_000, few.rollback / 1_000, many.changes / few.changes, many.changes / 1_000,
+                few.changes / 1_000),
+            #"{"benchmark":"state-rollback","ratio":\#(String(format: "%.3f", many.rollback / few.rollback)),"us_1000":\#(String(format: "%.1f", few.rollback / 1_000)),"us_1000000":\#(String(format: "%.1f", many.rollback / 1_000)),"changes_ratio":\#(String(format: "%.3f", many.changes / few.changes))}"#
+        ))
+}

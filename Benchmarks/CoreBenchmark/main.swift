@@ -106,6 +106,14 @@ if CommandLine.arguments.dropFirst().first == "collide" {
     exit(0)
 }
 
+// `CoreBenchmark rollback`: a rollback of the same changes with 1,000 and with 1,000,000 users.
+if CommandLine.arguments.dropFirst().first == "rollback" {
+    rollbackBenchmark()
+    for row in rows { print("| \(row.name) | \(row.value) |") }
+    for row in rows { print(row.json) }
+    exit(0)
+}
+
 // `CoreBenchmark timers`: timer memory per user and a mass Focus transition.
 if CommandLine.arguments.dropFirst().first == "timers" {
     timerBenchmark()

@@ -279,7 +279,6 @@ extension PartitionState {
         // again), but their marks must go, or their later changes would never be listed.
         self.clearMarks(of: 0)
         self.rebuildTransitionQueue()
-        self.transitionsChanged = false
         self.committed = self.commitPoint
     }
 

@@ -6,74 +6,119 @@ struct TransitionTimer {
     var user: UInt32
 }
 
-/// A binary min-heap of ``TransitionTimer``s by instant. An entry is current only while its
-/// user's slot holds the same instant (``UserSlot/transitionAt``): a changed or cleared timer
-/// leaves its old entry behind, skipped when it comes up.
+/// The partition's timers: a binary min-heap of ``TransitionTimer``s by instant, holding at most
+/// one per user (each user's place in it kept by user number), so that setting, moving or
+/// clearing a user's timer is O(log n) and the heap never holds more timers than users that
+/// have one.
 struct TransitionQueue {
     private(set) var timers: [TransitionTimer] = []
+    /// Each user's place in ``timers`` by user number (`-1`: none), as far as the highest user
+    /// number that had a timer: 4 bytes a user.
+    private var positions: [Int32] = []
 
     var first: TransitionTimer? { self.timers.first }
+    var count: Int { self.timers.count }
 
-    mutating func push(_ timer: TransitionTimer) {
-        self.timers.append(timer)
-        var child = self.timers.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard self.timers[child].at < self.timers[parent].at else { break }
-            self.timers.swapAt(child, parent)
-            child = parent
+    private func position(of user: UInt32) -> Int? {
+        guard Int(user) < self.positions.count, self.positions[Int(user)] >= 0 else { return nil }
+        return Int(self.positions[Int(user)])
+    }
+
+    /// The user's timer, if one is set.
+    func instant(of user: UInt32) -> Int64? {
+        self.position(of: user).map { self.timers[$0].at }
+    }
+
+    /// Sets the user's timer to `instant`, or clears it (`nil`).
+    mutating func set(_ user: UInt32, at instant: Int64?) {
+        if let position = self.position(of: user) {
+            guard let instant else { return self.remove(at: position) }
+            let earlier = instant < self.timers[position].at
+            self.timers[position].at = instant
+            if earlier { self.siftUp(position) } else { self.siftDown(position) }
+        } else if let instant {
+            if Int(user) >= self.positions.count {
+                self.positions.append(contentsOf: repeatElement(-1, count: Int(user) + 1 - self.positions.count))
+            }
+            self.timers.append(TransitionTimer(at: instant, user: user))
+            self.positions[Int(user)] = Int32(self.timers.count - 1)
+            self.siftUp(self.timers.count - 1)
         }
     }
 
     mutating func popFirst() -> TransitionTimer? {
         guard let first = self.timers.first else { return nil }
+        self.remove(at: 0)
+        return first
+    }
+
+    mutating func removeAll() {
+        self.timers.removeAll(keepingCapacity: true)
+        self.positions.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func remove(at position: Int) {
+        let removed = self.timers[position]
+        self.positions[Int(removed.user)] = -1
         let last = self.timers.removeLast()
-        guard !self.timers.isEmpty else { return first }
-        self.timers[0] = last
-        var parent = 0
+        guard position < self.timers.count else { return }
+        self.timers[position] = last
+        self.positions[Int(last.user)] = Int32(position)
+        if last.at < removed.at { self.siftUp(position) } else { self.siftDown(position) }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard self.timers[child].at < self.timers[parent].at else { break }
+            self.swap(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1
             guard left < self.timers.count else { break }
             let right = left + 1
             let child = right < self.timers.count && self.timers[right].at < self.timers[left].at ? right : left
             guard self.timers[child].at < self.timers[parent].at else { break }
-            self.timers.swapAt(child, parent)
+            self.swap(child, parent)
             parent = child
         }
-        return first
     }
 
-    mutating func removeAll() { self.timers.removeAll(keepingCapacity: true) }
+    private mutating func swap(_ a: Int, _ b: Int) {
+        self.timers.swapAt(a, b)
+        self.positions[Int(self.timers[a].user)] = Int32(a)
+        self.positions[Int(self.timers[b].user)] = Int32(b)
+    }
 }
 
 extension PartitionState {
     /// Users with a transition watched: the partition's pending timers.
-    public var pendingTransitions: Int { self.transitionCount }
+    public var pendingTransitions: Int { self.transitionQueue.count }
 
     /// The earliest pending transition (Unix ms), if any.
     public mutating func nextTransitionAt() -> Int64? {
-        while let first = self.transitionQueue.first {
-            if self.transitionSlots[first.user]?.at == first.at { return first.at }
-            _ = self.transitionQueue.popFirst()
-        }
-        return nil
+        self.transitionQueue.first?.at
     }
 
     /// Watches the user's next Focus transition at `instant` (`nil`: none), as part of the state:
     /// committed with the outputs, restored with the partition, rolled back with an abort.
     mutating func watchTransition(user: UInt32, at instant: Int64?) {
         // Nothing to clear while no user has a timer: the record loop's common case, no lookup.
-        guard instant != nil || self.transitionCount > 0 else { return }
+        guard instant != nil || self.transitionQueue.count > 0 else { return }
         let at = instant ?? .max
         let slot = self.transitionSlots[user]
         let current = slot?.at ?? .max
         guard current != at else { return }
-        if current == .max { self.transitionCount += 1 } else if at == .max { self.transitionCount -= 1 }
-        self.transitionsChanged = true
         if Int(user) < self.committed.users { self.undo.append(.transition(user, slot)) }
         self.transitionSlots[user] = TransitionSlot(at: at, isDirty: true)
         if slot?.isDirty != true { self.changes.append(.transition(user: user)) }
-        if at != .max { self.transitionQueue.push(TransitionTimer(at: at, user: user)) }
+        self.transitionQueue.set(user, at: instant)
     }
 
     /// ``watchTransition(user:at:)`` by user id; does nothing for a user the partition does not hold.
@@ -88,7 +133,7 @@ extension PartitionState {
     public mutating func dueTransitions(atMilliseconds now: Int64, limit: Int) -> [(userID: String, at: Int64)] {
         var due: [(userID: String, at: Int64)] = []
         while due.count < limit, let first = self.nextTransitionAt(), first <= now {
-            let timer = self.transitionQueue.popFirst()!
+            let timer = self.transitionQueue.first!
             due.append((self.userIDByNumber[Int(timer.user)], timer.at))
             self.watchTransition(user: timer.user, at: nil)
         }
@@ -105,19 +150,22 @@ extension PartitionState {
         }
     }
 
-    /// Rebuilds the timer queue from the timers held: after a restore, and after a rollback
-    /// (which brings back timers taken since the commit and drops those of users it removes).
+    /// Builds the timer queue from the timers restored.
     mutating func rebuildTransitionQueue() {
         self.transitionQueue.removeAll()
-        self.transitionCount = 0
         for (user, slot) in self.transitionSlots {
             guard Int(user) < self.users.count, slot.at != .max else {
                 if Int(user) >= self.users.count || !slot.isDirty { self.transitionSlots[user] = nil }
                 continue
             }
-            self.transitionQueue.push(TransitionTimer(at: slot.at, user: user))
-            self.transitionCount += 1
+            self.transitionQueue.set(user, at: slot.at)
         }
+    }
+
+    /// A rollback's part for a user's timer: the slot as it was at the commit, and the queue with it.
+    mutating func rollBackTransition(user: UInt32, to slot: TransitionSlot?) {
+        self.transitionSlots[user] = slot
+        self.transitionQueue.set(user, at: slot.flatMap { $0.at == .max ? nil : $0.at })
     }
 
     // MARK: Changelog

@@ -49,9 +49,6 @@ public struct PartitionState {
     var summaryItems: [EntryKey: SilencedItem] = [:]
     var summaryItemsAfterSweep = 0
     var transitionQueue = TransitionQueue()
-    var transitionCount = 0
-    /// A timer was set or cleared since the commit: a rollback rebuilds the queue.
-    var transitionsChanged = false
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
     /// Mixed into the entry table's slots (``home(user:idHash:)``), random per state: the ids'
@@ -314,7 +311,6 @@ public struct PartitionState {
         self.clearMarks(of: self.changesWritten)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
-        self.transitionsChanged = false
         if self.attributes.needsCollection { self.collectAttributes() }
         if self.summaryItems.count >= 1024 && self.summaryItems.count >= 2 * self.summaryItemsAfterSweep {
             self.sweepSummaryItems()
@@ -370,19 +366,20 @@ public struct PartitionState {
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
             case .senders(let index, let senders): self.senderRings[Int(index)] = senders
             case .rate(let index, let window): self.rateWindows[Int(index)] = window
-            case .transition(let user, let slot): self.transitionSlots[user] = slot
+            case .transition(let user, let slot): self.rollBackTransition(user: user, to: slot)
             case .status(let user, let slot): self.statusSlots[user] = slot
             }
         }
         self.senderRings.removeSubrange(self.committed.senderRings...)
-        for index in self.senderRings.indices { self.senderRings[index].isDirty = false }
         self.rateWindows.removeSubrange(self.committed.rateWindows...)
-        for index in self.rateWindows.indices { self.rateWindows[index].isDirty = false }
         self.entries.removeSubrange(self.committed.entries...)
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)
         for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
-        for user in self.committed.users..<self.users.count { self.statusSlots[UInt32(user)] = nil }
+        for user in UInt32(self.committed.users)..<UInt32(self.users.count) {
+            self.statusSlots[user] = nil
+            self.rollBackTransition(user: user, to: nil)
+        }
         self.users.removeSubrange(self.committed.users...)
         self.userIDByNumber.removeSubrange(self.committed.users...)
         for record in self.undo {
@@ -390,6 +387,20 @@ public struct PartitionState {
                 self.findEntry(user: entry.user, idHash: entry.idHash) == nil
             else { continue }
             self.insertSlot(index)
+        }
+        // The marks of what stays: a user's rate-window record is marked on its first window,
+        // which a change to another of its windows leaves without a before-image.
+        for change in self.changes {
+            switch change {
+            case .senders(let user) where Int(user) < self.users.count:
+                let ring = self.users[Int(user)].senderRing
+                if ring != StateIndex.none { self.senderRings[Int(ring)].isDirty = false }
+            case .rateWindows(let user) where Int(user) < self.users.count:
+                let head = self.users[Int(user)].rateWindow
+                if head != StateIndex.none { self.rateWindows[Int(head)].isDirty = false }
+            default:
+                continue
+            }
         }
         self.freeEntry = self.committed.freeEntry
         self.freeApp = self.committed.freeApp
@@ -399,9 +410,6 @@ public struct PartitionState {
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
-        // Timers popped since the commit are due again; those pushed since are gone.
-        if self.transitionsChanged { self.rebuildTransitionQueue() }
-        self.transitionsChanged = false
     }
 
     private mutating func clearPendingBadgeUpdates() {

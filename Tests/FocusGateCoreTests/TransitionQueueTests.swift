@@ -1,0 +1,40 @@
+@testable import FocusGateCore
+import Testing
+
+@Suite("The partition's timer queue")
+struct TransitionQueueTests {
+    @Test("one timer per user: set, moved, cleared and popped as a map of users to instants would", arguments: 1...8)
+    func againstMap(seed: UInt64) throws {
+        var random = SeededGenerator(state: seed)
+        var queue = TransitionQueue()
+        var model: [UInt32: Int64] = [:]
+        for step in 0..<5_000 {
+            let user = UInt32.random(in: 0..<200, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6:
+                let at = Int64.random(in: 0..<1_000, using: &random)
+                queue.set(user, at: at)
+                model[user] = at
+            case 6..<8:
+                queue.set(user, at: nil)
+                model[user] = nil
+            default:
+                let popped = queue.popFirst()
+                let earliest = model.values.min()
+                try #require(popped?.at == earliest, "step \(step)")
+                if let popped {
+                    try #require(model[popped.user] == popped.at)
+                    model[popped.user] = nil
+                }
+            }
+            try #require(queue.count == model.count, "step \(step): one timer per user")
+            try #require(queue.first?.at == model.values.min(), "step \(step)")
+            try #require(queue.instant(of: user) == model[user])
+        }
+        var last = Int64.min
+        while let timer = queue.popFirst() {
+            #expect(timer.at >= last)
+            last = timer.at
+        }
+    }
+}
