@@ -83,66 +83,33 @@ func measure(_ name: String, iterations: Int, _ body: () -> Int) -> Double {
         ))
 }
 
-// `CoreBenchmark state`: only the partition state at steady state, for profilers.
-if CommandLine.arguments.dropFirst().first == "state" {
-    stateHistoryBenchmarks()
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    exit(0)
-}
-
-// `CoreBenchmark restart`: a restored partition's backlog, users with 1 and with 50 earlier notifications.
-if CommandLine.arguments.dropFirst().first == "restart" {
-    restartBacklogBenchmark()
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    for row in rows { print(row.json) }
-    exit(0)
-}
-
-// `CoreBenchmark collide`: ids chosen to collide in an unseeded entry table against ordinary ids.
-if CommandLine.arguments.dropFirst().first == "collide" {
-    collidingIDsBenchmark()
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    for row in rows { print(row.json) }
-    exit(0)
-}
-
-// `CoreBenchmark rollback`: a rollback of the same changes with 1,000 and with 1,000,000 users.
-if CommandLine.arguments.dropFirst().first == "rollback" {
-    rollbackBenchmark()
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    for row in rows { print(row.json) }
-    exit(0)
-}
-
-// `CoreBenchmark timers`: timer memory per user and a mass Focus transition.
-if CommandLine.arguments.dropFirst().first == "timers" {
-    timerBenchmark()
+// `CoreBenchmark MODE`: one group of figures alone (for profilers), printed as table rows and
+// JSON lines.
+let modes: [String: @MainActor () -> Void] = [
+    // The partition state at steady state, users with 1 and with 50 earlier notifications.
+    "state": { stateHistoryBenchmarks() },
+    // A restored partition's backlog, users with 1 and with 50 earlier notifications.
+    "restart": { restartBacklogBenchmark() },
+    // Ids chosen to collide in an unseeded entry table against ordinary ids.
+    "collide": { collidingIDsBenchmark() },
+    // A rollback of the same changes with 1,000 and with 1,000,000 users.
+    "rollback": { rollbackBenchmark() },
+    // Timer memory per user and a mass Focus transition.
+    "timers": { timerBenchmark() },
+    // Partition state memory per entry, delivered and silenced.
+    "memory": {
+        stateMemoryBenchmark()
+        stateMemoryBenchmark(silenced: true)
+    },
+    // Restoring partition states from their changelog records (USERS users, 1,000,000 by default).
+    "restore": { restoreBenchmark(users: ProcessInfo.processInfo.environment["USERS"].flatMap(Int.init) ?? 1_000_000) },
+    // Deciding with the state, people lists and rate limits.
+    "limits": { peopleAndLimitsBenchmark() },
+]
+if let mode = CommandLine.arguments.dropFirst().first, let run = modes[mode] {
+    run()
     for row in rows { print("| \(row.name) | \(row.value) |") }
     for row in rows { print(row.json) }
-    exit(0)
-}
-
-// `CoreBenchmark memory`: partition state memory per entry, delivered and silenced.
-if CommandLine.arguments.dropFirst().first == "memory" {
-    stateMemoryBenchmark()
-    stateMemoryBenchmark(silenced: true)
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    exit(0)
-}
-
-// `CoreBenchmark restore`: only restoring partition states from their changelog records, for
-// profilers (USERS users, 1,000,000 by default).
-if CommandLine.arguments.dropFirst().first == "restore" {
-    restoreBenchmark(users: ProcessInfo.processInfo.environment["USERS"].flatMap(Int.init) ?? 1_000_000)
-    for row in rows { print("| \(row.name) | \(row.value) |") }
-    for row in rows { print(row.json) }
-    exit(0)
-}
-
-// `CoreBenchmark limits`: only deciding with the state, people lists and rate limits.
-if CommandLine.arguments.dropFirst().first == "limits" {
-    peopleAndLimitsBenchmark()
-    for row in rows { print("| \(row.name) | \(row.value) |") }
     exit(0)
 }
 
