@@ -262,6 +262,35 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a restore that keeps progressing is not cut off, however long it takes in all")
+        func slowRestoreProgresses() async throws {
+            let bench = try await GatewayBench(partitions: 1)
+            // 40 record batches (one produce call each), fetched one at a time, 150 ms apart: a
+            // restore of about 6 s that makes progress every fetch.
+            var state = PartitionState()
+            for batch in 0..<40 {
+                let records = Self.changes(
+                    &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
+                _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.state, headed: records, partition: 0)
+            }
+            _ = try KafkaTestSupport.produce(
+                bench.broker, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 0)
+            var configuration = bench.configuration()
+            // Twice this, 2 s, was once the whole restore's deadline.
+            configuration.operationTimeout = .seconds(1)
+            configuration.kafkaProperties["max.partition.fetch.bytes"] = "64"
+            try bench.broker.setRoundTripTime(.milliseconds(150), broker: 1)
+            let started = ContinuousClock.now
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == 1 }, timeout: .seconds(60))
+            let took = ContinuousClock.now - started
+            try bench.broker.setRoundTripTime(.zero, broker: 1)
+            #expect(took > .seconds(2), "the restore outlasted the old deadline (\(took))")
+            #expect(await instance.gateway.badges.held(userID: "u-39-19").map(\.unread) == [1])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("100,000 users with history are restored: badges, unread and dedupe windows")
         func restoreAtScale() async throws {
             let partitions = 8

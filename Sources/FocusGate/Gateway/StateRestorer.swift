@@ -75,8 +75,9 @@ final class StateRestorer {
     ///     so that the next restore, at the offsets committed meanwhile, lacked them.
     ///   - state: Receives the users' state.
     /// - Returns: The changelog records read, and how many of them were skipped as uncommitted.
-    /// - Throws: ``KafkaError`` when the changelog cannot be read to its end within twice the
-    ///   operation timeout; the partition must not be consumed then.
+    /// - Throws: ``KafkaError`` when the read makes no progress for twice the operation timeout
+    ///   (however long the whole restore takes while it progresses); the partition must not be
+    ///   consumed then.
     func restore(partition: Int32, committed: Int64?, into state: inout PartitionState) throws(KafkaError) -> (
         records: Int, uncommitted: Int
     ) {
@@ -85,7 +86,7 @@ final class StateRestorer {
         try self.consumer.assign([KafkaTopicPartition(topic: self.topic, partition: partition, offset: low)])
         defer { try? self.consumer.assign([]) }
         let started = ContinuousClock.now
-        let deadline = started + self.timeout
+        var progressed = started
         var nextReport = started + .seconds(1)
         var next = low
         var group = Group()
@@ -98,6 +99,7 @@ final class StateRestorer {
         }
         var legacy = false
         while next < high && !legacy {
+            let before = next
             let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
                 for record in batch where record.partition == partition && record.offset >= next {
                     next = record.offset + 1
@@ -125,6 +127,7 @@ final class StateRestorer {
                 break  // only control records (transaction markers) were left
             }
             let now = ContinuousClock.now
+            if next > before { progressed = now }
             if now >= nextReport {
                 nextReport = now + .seconds(1)
                 self.logger.info(
@@ -135,9 +138,12 @@ final class StateRestorer {
                         "focusgate.state.users": "\(state.userCount)",
                     ])
             }
-            if now > deadline {
+            if now - progressed > self.timeout {
                 throw KafkaError(
-                    code: .timedOut, message: "restoring \(self.topic)/\(partition): reached offset \(next) of \(high)")
+                    code: .timedOut,
+                    message:
+                        "restoring \(self.topic)/\(partition): no record for \(self.timeout) at offset \(next) of \(high)"
+                )
             }
         }
         if legacy {
