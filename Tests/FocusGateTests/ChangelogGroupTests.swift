@@ -68,20 +68,16 @@ struct ChangelogGroupTests {
         #expect(Self.remembered(Self.restore(items, committed: 20).state, Self.ids) == ["n-10", "n-20"])
     }
 
-    @Test("a commit past the group's offsets (its offsets never committed) is skipped")
-    func pastCommitted() {
-        let items = Self.commit("n-10", asOf: 10) + [.marker(10)] + Self.commit("n-30", asOf: 30) + [.marker(30)]
+    @Test(
+        "a commit skipped: past the group's offsets (they never committed), or written late behind state applied (a member that lost the partition)",
+        arguments: [(first: 10, second: 30, late: false), (first: 20, second: 10, late: true)])
+    func skipped(_ order: (first: Int64, second: Int64, late: Bool)) {
+        let items =
+            Self.commit("n-\(order.first)", asOf: order.first) + [.marker(order.first)]
+            + Self.commit("n-\(order.second)", asOf: order.second) + [.marker(order.second)]
         let (state, group) = Self.restore(items, committed: 20)
-        #expect(Self.remembered(state, Self.ids) == ["n-10"])
-        #expect(group.skipped == Self.perCommit)
-    }
-
-    @Test("a commit written late, behind state already applied (a member that lost the partition), is skipped")
-    func late() {
-        let items = Self.commit("n-20", asOf: 20) + [.marker(20)] + Self.commit("n-10", asOf: 10) + [.marker(10)]
-        let (state, group) = Self.restore(items, committed: 20)
-        #expect(Self.remembered(state, Self.ids) == ["n-20"])
-        #expect(group.skippedLate == Self.perCommit)
+        #expect(Self.remembered(state, Self.ids) == ["n-\(order.first)"])
+        #expect((order.late ? group.skippedLate : group.skipped) == Self.perCommit)
     }
 
     @Test("records of a commit cut short before its marker, then the next writer's commit: kept waiting, never applied")
