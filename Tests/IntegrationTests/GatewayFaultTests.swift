@@ -145,7 +145,8 @@ extension BrokerFaultAuditTests {
             try fault.heal(bench.broker)
             try await producing.value
 
-            let audit = try await instance.settled(bench, records: records.count, timeout: .seconds(90))
+            let audit = try await bench.settled(
+                records: records.count, timeout: .seconds(90), explaining: { instance.diagnosis })
             let replayed = instance.metric("focusgate_replayed_records_total")
             let reconsumed = instance.metric("focusgate_reconsumed_records_total")
             let findings = audit.check(
@@ -200,7 +201,7 @@ extension BrokerFaultAuditTests {
         )
         func refusedDeliveryReplays() async throws {
             let (bench, instance, records) = try await self.refusingGateway(records: 600, refusals: 1)
-            let audit = try await instance.settled(bench, records: records.count)
+            let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
             let replayed = instance.metric("focusgate_replayed_records_total")
             let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = instance.metric("focusgate_transactions_total", labels: #"result="aborted""#)
@@ -223,7 +224,7 @@ extension BrokerFaultAuditTests {
             let (bench, instance, records) = try await self.refusingGateway(records: 300, refusals: 5) {
                 $0.replayBackoff = .milliseconds(200)
             }
-            let audit = try await instance.settled(bench, records: records.count)
+            let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
             let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
             let aborted = Int(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#))
             let paused = instance.metric("focusgate_replay_backoff_seconds_total")

@@ -81,23 +81,6 @@ extension EmbeddedBrokerTests {
             }
         }
 
-        /// ``GatewayBench/settled(records:timeout:)``, with the tails of the `serve` logs in the
-        /// error when the commits do not come (a restart's rare stall, for its cause to be seen).
-        static func settled(
-            _ bench: GatewayBench, records: Int, serves: [(name: String, process: ServeProcess)]
-        ) async throws -> Audit {
-            do {
-                return try await bench.settled(records: records)
-            } catch {
-                let committed = (try? bench.committedOffsets()) ?? [:]
-                let logs = serves.map { "\($0.name) serve's log:\n\($0.process.standardError.suffix(8000))" }
-                Issue.record(
-                    "\(error); the group's offsets \(committed.sorted { $0.key < $1.key }.map(\.value))\n\(logs.joined(separator: "\n"))"
-                )
-                throw error
-            }
-        }
-
         /// Checks that every expected id came out and that each repeated output came from an input
         /// at or past its partition's offset in `pastOffsets` (the group's offsets when the first
         /// instance was killed); returns the number of repeated outputs.
@@ -263,8 +246,12 @@ extension EmbeddedBrokerTests {
 
             let second = try await ServeProcess(bench, environment: ["FOCUSGATE_DELIVERY_MODE": "at-least-once"])
             #expect(try await second.waitUntilReady())
-            let audit = try await Self.settled(
-                bench, records: records.count, serves: [("the killed", first), ("the restarted", second)])
+            // A restart's rare stall shows its cause in the tails of the `serve` logs.
+            let audit = try await bench.settled(records: records.count) {
+                [("the killed", first), ("the restarted", second)].map {
+                    "\($0.0) serve's log:\n\($0.1.standardError.suffix(8000))"
+                }.joined(separator: "\n")
+            }
             let duplicates = Self.repeats(in: audit, expected: expectedIDs, pastOffsets: committedAtKill)
             print(
                 "deferred-offsets SIGKILL audit: \(expectedIDs.count) inputs, group's offsets at the kill \(committedAtKill.sorted { $0.key < $1.key }.map(\.value)), \(duplicates) duplicate outputs"

@@ -142,9 +142,21 @@ final class GatewayBench: Sendable {
 
     /// Waits until the group has committed every one of `records` input records, then audits;
     /// throws ``WaitTimeout`` when it has not within `timeout`.
-    func settled(records: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
-        try await Wait.until("commits covering \(records) input records", timeout: timeout) {
-            try self.committedOffsets().values.reduce(0, +) >= Int64(records)
+    ///
+    /// A timeout records the group's offsets and what `explaining` says (the instances' logs)
+    /// before it is rethrown.
+    func settled(
+        records: Int, timeout: Duration = .seconds(60), explaining: () -> String = { "" }
+    ) async throws -> Audit {
+        do {
+            try await Wait.until("commits covering \(records) input records", timeout: timeout) {
+                try self.committedOffsets().values.reduce(0, +) >= Int64(records)
+            }
+        } catch {
+            let committed = (try? self.committedOffsets()) ?? [:]
+            Issue.record(
+                "\(error); the group's offsets \(committed.sorted { $0.key < $1.key }.map(\.value))\n\(explaining())")
+            throw error
         }
         return try self.audit()
     }
@@ -333,20 +345,6 @@ final class InProcessGateway: Sendable {
             its last log lines:
             \(self.recentLog.text)
             """
-    }
-
-    /// Waits until the group's offsets cover `records` input records, like
-    /// ``GatewayBench/settled(records:timeout:)``; a timeout records the group's offsets and the
-    /// instance's ``diagnosis`` before it is rethrown.
-    func settled(_ bench: GatewayBench, records: Int, timeout: Duration = .seconds(60)) async throws -> Audit {
-        do {
-            return try await bench.settled(records: records, timeout: timeout)
-        } catch {
-            let committed = (try? bench.committedOffsets()) ?? [:]
-            Issue.record(
-                "\(error); the group's offsets \(committed.sorted { $0.key < $1.key }.map(\.value))\n\(self.diagnosis)")
-            throw error
-        }
     }
 
     /// Invalidation messages the listener has handled, whatever they did.

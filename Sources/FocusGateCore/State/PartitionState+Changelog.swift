@@ -358,12 +358,12 @@ extension PartitionState {
         }
 
         /// A counted context (``PartitionState/countedContext(of:)``) after its Focus byte.
-        mutating func countedContext(focus: UInt8) throws(StateFormatError) -> (version: Int64, focus: UInt8) {
+        mutating func countedContext(focus: UInt8) throws(StateFormatError) -> CountedContext {
             let version = try self.varint()
             guard version <= UInt64(Int64.max) else {
                 throw StateFormatError(code: .malformed, message: "counted context version")
             }
-            return (version == 0 ? .min : Int64(version - 1), focus)
+            return CountedContext(version: version == 0 ? .min : Int64(version - 1), focus: focus)
         }
 
         /// A string written as length + 1 and its bytes; `nil` for `0`.

@@ -203,7 +203,7 @@ extension PartitionState {
             let ordinal = try reader.varint()
             let sequence = try reader.varint()
             let badge = try reader.varint()
-            var countedUnder: (version: Int64, focus: UInt8)?
+            var countedUnder: CountedContext?
             if withCountedContext {
                 let focus = try reader.byte()
                 if focus != 0 { countedUnder = try reader.countedContext(focus: focus) }
@@ -218,7 +218,7 @@ extension PartitionState {
     }
 
     private mutating func setRestoredCounts(
-        user: UInt32, ordinal: UInt32, sequence: UInt64, badge: UInt32, countedUnder: (version: Int64, focus: UInt8)?
+        user: UInt32, ordinal: UInt32, sequence: UInt64, badge: UInt32, countedUnder: CountedContext?
     ) {
         let app = self.findApp(user: user, ordinal: ordinal) ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
         self.apps[Int(app)].sequence = sequence
@@ -228,7 +228,7 @@ extension PartitionState {
 
     /// What the app's badge was counted under, from its newest counts record: none in a record
     /// written before it was kept, and the first event recounts the app then.
-    private mutating func setCountedContext(_ app: UInt32, _ countedUnder: (version: Int64, focus: UInt8)?) {
+    private mutating func setCountedContext(_ app: UInt32, _ countedUnder: CountedContext?) {
         self.apps[Int(app)].countedVersion = countedUnder?.version ?? .min
         self.apps[Int(app)].countedFocus = countedUnder?.focus ?? 0
     }

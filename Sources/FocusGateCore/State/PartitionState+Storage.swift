@@ -163,14 +163,9 @@ extension PartitionState {
         let app = removed.app
         if removed.has(StateEntry.countUnknown) {
             // Under an app that will be recounted (a restore dropping unread), it counts nowhere yet.
-            var counts = false
-            if self.apps[Int(app)].countedFocus != 0 {
-                let attributes = self.attributes[removed.attributes]
-                counts = FocusDecider.countsInBadge(
-                    appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
-                    context: context, nowMilliseconds: nowMilliseconds)
-            }
-            removed.flags = removed.flags & ~StateEntry.countUnknown | (counts ? StateEntry.counted : 0)
+            removed.setCounted(
+                self.apps[Int(app)].countedFocus != 0
+                    && self.counts(removed, app: app, context: context, nowMilliseconds: nowMilliseconds))
         }
         if removed.unreadPrev != StateIndex.none {
             self.modifyEntry(removed.unreadPrev) { $0.unreadNext = removed.unreadNext }
@@ -219,15 +214,9 @@ extension PartitionState {
         var entry = slot.unreadHead
         while entry != StateIndex.none {
             let current = self.entries[Int(entry)]
-            let attributes = self.attributes[current.attributes]
-            let counts = FocusDecider.countsInBadge(
-                appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
-                context: context, nowMilliseconds: nowMilliseconds)
+            let counts = self.counts(current, app: app, context: context, nowMilliseconds: nowMilliseconds)
             if counts != current.has(StateEntry.counted) || current.has(StateEntry.countUnknown) {
-                self.modifyEntry(entry) {
-                    $0.flags =
-                        $0.flags & ~(StateEntry.counted | StateEntry.countUnknown) | (counts ? StateEntry.counted : 0)
-                }
+                self.modifyEntry(entry) { $0.setCounted(counts) }
             }
             if counts { counted += 1 }
             self.recountedEntries += 1
@@ -239,6 +228,16 @@ extension PartitionState {
             slot.countedFocus = focus
         }
         if slot.sequence > 0 { self.markCounts(app) }
+    }
+
+    /// Whether an unread entry of `app` counts in its badge under `context`.
+    private func counts(
+        _ entry: StateEntry, app: UInt32, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> Bool {
+        let attributes = self.attributes[entry.attributes]
+        return FocusDecider.countsInBadge(
+            appID: self.appIDBySlot[Int(app)], criteria: attributes.criteria, senderID: attributes.sender,
+            context: context, nowMilliseconds: nowMilliseconds)
     }
 
     /// Publishes the app's counted badge when it differs from the last published one; frees an

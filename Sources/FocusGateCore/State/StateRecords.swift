@@ -48,6 +48,11 @@ struct StateEntry {
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
+    /// Whether it counts in its app's badge, known from now on.
+    mutating func setCounted(_ counts: Bool) {
+        self.flags = self.flags & ~(Self.counted | Self.countUnknown) | (counts ? Self.counted : 0)
+    }
+
     static let free = StateEntry(
         idHash: 0, decidedAt: 0, user: StateIndex.none, app: StateIndex.none, attributes: 0, arrival: 0,
         windowNext: StateIndex.none, unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: 0, relevance: 0)
@@ -112,6 +117,13 @@ struct AppSlot {
 
     /// Nothing unread and never published: the slot can go.
     var isEmpty: Bool { self.unread == 0 && self.badge == 0 && self.sequence == 0 }
+}
+
+/// What an app's badge was counted under, as a restore reads it from the app's counts
+/// (``AppSlot/countedVersion`` and ``AppSlot/countedFocus``).
+struct CountedContext {
+    var version: Int64
+    var focus: UInt8
 }
 
 /// One user, interned once per partition: the dedupe window (oldest to newest) and the apps.
