@@ -45,25 +45,21 @@ func restartHistory(_ history: Int) -> [[(key: [UInt8], value: [UInt8]?)]] {
 
 /// The backlog: 3 notifications a user, each user's in their partition, every app in turn.
 func restartBacklog(topic: String) throws -> Int {
-    var failed = 0
-    let producer = try KafkaProducer(
-        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
-        onDeliveryReport: { if $0.error != nil { failed += 1 } })
     var count = 0
-    for round in 0..<3 {
-        for user in 0..<restartUsers {
-            let app = apps[(user + round) % apps.count]
-            let value =
-                #"{"id":"b-\#(round)","userId":"u-\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[(user + round) % criteria.count])"}"#
-            try producer.produce(
-                topic: topic, partition: partition(ofUser: user), key: Array("u-\(user)".utf8),
-                value: Array(value.utf8))
-            count += 1
-            if count % 10_000 == 0 { producer.poll() }
+    try produceAll("backlog records") { producer, poll in
+        for round in 0..<3 {
+            for user in 0..<restartUsers {
+                let app = apps[(user + round) % apps.count]
+                let value =
+                    #"{"id":"b-\#(round)","userId":"u-\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[(user + round) % criteria.count])"}"#
+                try producer.produce(
+                    topic: topic, partition: partition(ofUser: user), key: Array("u-\(user)".utf8),
+                    value: Array(value.utf8))
+                count += 1
+                poll(count)
+            }
         }
     }
-    try producer.flush(timeout: .seconds(60))
-    precondition(failed == 0, "\(failed) backlog records were not delivered")
     return count
 }
 

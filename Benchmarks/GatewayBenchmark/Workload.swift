@@ -82,38 +82,42 @@ let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map {
     return records
 }
 
+/// Produces what `body` gives a producer of the benchmark's broker, polling it every 10,000
+/// records (`body` calls `poll` with its count), then waits for every delivery; stops the
+/// benchmark when one failed.
+func produceAll(_ what: String, _ body: (_ producer: KafkaProducer, _ poll: (Int) -> Void) throws -> Void) throws {
+    var failed = 0
+    let producer = try KafkaProducer(
+        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
+        onDeliveryReport: { if $0.error != nil { failed += 1 } }
+    )
+    try body(producer) { count in if count % 10_000 == 0 { producer.poll() } }
+    try producer.flush(timeout: .seconds(120))
+    precondition(failed == 0, "\(failed) \(what) were not delivered")
+}
+
 /// Writes the history into a run's state topic, each record with the `as-of` header a worker's
 /// commit gives it.
 func preloadHistory(topic: String, records historyRecords: [[(key: [UInt8], value: [UInt8]?)]]) throws {
-    var failed = 0
-    let producer = try KafkaProducer(
-        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
-        onDeliveryReport: { if $0.error != nil { failed += 1 } }
-    )
     let asOf = [KafkaHeader(name: PartitionState.asOfHeader, value: PartitionState.commitMarkerValue(through: 0))]
-    for (partition, records) in historyRecords.enumerated() {
-        for (count, record) in records.enumerated() {
-            try producer.produce(
-                topic: topic, partition: Int32(partition), key: record.key, value: record.value,
-                headers: record.key == PartitionState.commitMarkerKey ? [] : asOf)
-            if count % 10_000 == 0 { producer.poll() }
+    try produceAll("history records") { producer, poll in
+        for (partition, records) in historyRecords.enumerated() {
+            for (count, record) in records.enumerated() {
+                try producer.produce(
+                    topic: topic, partition: Int32(partition), key: record.key, value: record.value,
+                    headers: record.key == PartitionState.commitMarkerKey ? [] : asOf)
+                poll(count)
+            }
         }
     }
-    try producer.flush(timeout: .seconds(120))
-    precondition(failed == 0, "\(failed) history records were not delivered")
 }
 
 func produce(topic: String, range: Range<Int>) throws {
-    var failed = 0
-    let producer = try KafkaProducer(
-        configuration: KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers), logger: logger,
-        onDeliveryReport: { if $0.error != nil { failed += 1 } }
-    )
-    for index in range {
-        let record = event(index)
-        try producer.produce(topic: topic, partition: record.partition, key: record.key, value: record.value)
-        if index % 10_000 == 0 { producer.poll() }
+    try produceAll("records") { producer, poll in
+        for index in range {
+            let record = event(index)
+            try producer.produce(topic: topic, partition: record.partition, key: record.key, value: record.value)
+            poll(index)
+        }
     }
-    try producer.flush(timeout: .seconds(120))
-    precondition(failed == 0, "\(failed) records were not delivered")
 }
