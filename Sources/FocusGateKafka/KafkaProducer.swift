@@ -261,6 +261,11 @@ public final class KafkaProducer {
         self.client.fatalError
     }
 
+    /// Raises a fatal error on this producer as librdkafka would, for tests of what follows one.
+    package func raiseFatalError(_ code: KafkaError.Code, reason: String) {
+        self.client.raiseFatalError(code, reason: reason)
+    }
+
     /// Low and high watermarks of a partition, asked of its leader.
     public func watermarks(topic: String, partition: Int32, timeout: Duration) throws(KafkaError) -> (
         low: Int64, high: Int64

@@ -55,6 +55,21 @@ package final class RDKafkaHandle: @unchecked Sendable {
         return error
     }
 
+    /// Throws the fatal error raised on this instance, if any, without formatting anything when
+    /// there is none.
+    func throwIfFatal() throws(KafkaError) {
+        guard rd_kafka_fatal_error(self.pointer, nil, 0) != RD_KAFKA_RESP_ERR_NO_ERROR,
+            let error = self.fatalError
+        else { return }
+        throw error
+    }
+
+    /// Raises a fatal error on this instance as librdkafka would (`rd_kafka_test_fatal_error`),
+    /// for tests of what follows one.
+    func raiseFatalError(_ code: KafkaError.Code, reason: String) {
+        _ = rd_kafka_test_fatal_error(self.pointer, code.rdkafka, reason)
+    }
+
     /// Serves queued callbacks (delivery reports, errors, statistics) on the calling thread.
     @discardableResult
     func poll(timeoutMilliseconds: Int32) -> Int32 {

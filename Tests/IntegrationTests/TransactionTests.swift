@@ -187,5 +187,29 @@ extension EmbeddedBrokerTests {
             try second.produce(topic: output, key: nil, value: Array("successor".utf8))
             try second.commitTransaction(timeout: .seconds(10))
         }
+
+        /// librdkafka 2.0.2 sets the result of a call that meets a fatal error twice; when the caller
+        /// takes the first before the second arrives, the next call returns the second without
+        /// running (the fencing test above then saw `beginTransaction` succeed, once in CI). A fatal
+        /// error raised between calls leaves the transaction state as it was, so librdkafka itself
+        /// would begin a transaction here: only the producer's own check refuses.
+        @Test("a producer stopped by a fatal error refuses every transactional call")
+        func fatalRefusesTransactions() throws {
+            let (broker, output) = try self.brokerWithOutput()
+            let producer = try self.transactionalProducer(
+                broker, id: KafkaTestSupport.uniqueTopic("txn"), reports: DeliveryLog())
+            try producer.beginTransaction()
+            try producer.produce(topic: output, key: nil, value: Array("kept".utf8))
+            try producer.commitTransaction(timeout: .seconds(10))
+
+            producer.raiseFatalError(.fenced, reason: "a successor took the transactional id")
+            let begin = #expect(throws: KafkaError.self) { try producer.beginTransaction() }
+            #expect(begin?.isFatal == true)
+            #expect(begin?.code == .fenced)
+            let commit = #expect(throws: KafkaError.self) { try producer.commitTransaction(timeout: .seconds(1)) }
+            #expect(commit?.isFatal == true)
+            let abort = #expect(throws: KafkaError.self) { try producer.abortTransaction(timeout: .seconds(1)) }
+            #expect(abort?.isFatal == true)
+        }
     }
 }
