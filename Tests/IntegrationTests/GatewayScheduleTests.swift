@@ -53,8 +53,13 @@ extension EmbeddedBrokerTests {
 
         /// A second instance joins and takes some partitions, then `first` stops: the survivor,
         /// once it owns every partition.
+        /// A second instance joins, then `first` leaves; returns once the second owns every
+        /// partition and the group has committed all `records` inputs. A partition's inputs that
+        /// the first had not committed (a commit refused while the partitions moved) are replayed
+        /// by the second: waiting for them keeps a test from moving its clock before that replay
+        /// decides them, at the new instant.
         static func handOver(
-            _ bench: GatewayBench, from first: InProcessGateway, configuration: GatewayConfiguration
+            _ bench: GatewayBench, from first: InProcessGateway, configuration: GatewayConfiguration, records: Int
         ) async throws -> InProcessGateway {
             let second = try await InProcessGateway(bench, configuration: configuration)
             // A join takes the embedded broker two rebalances of 5 s or more (cooperative
@@ -66,6 +71,9 @@ extension EmbeddedBrokerTests {
             try await second.waitUntil(
                 { second.metric("focusgate_assigned_partitions") == Double(bench.partitions) }, timeout: .seconds(30),
                 what: "the survivor owns every partition")
+            _ = try await bench.settled(records: records, timeout: .seconds(60)) {
+                "first: \(first.diagnosis)\nsecond: \(second.diagnosis)"
+            }
             return second
         }
 
@@ -203,7 +211,7 @@ extension EmbeddedBrokerTests {
             ) { $0.count == users.count }
 
             // A second instance takes some partitions (and their timers), then the first leaves.
-            let second = try await Self.handOver(bench, from: first, configuration: configuration)
+            let second = try await Self.handOver(bench, from: first, configuration: configuration, records: records.count)
 
             // Sleep starts for everyone; no input comes.
             clock.advance(by: sleep.untilOpen(clock))

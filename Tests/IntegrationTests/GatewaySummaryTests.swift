@@ -117,13 +117,32 @@ extension EmbeddedBrokerTests {
 
             // A second instance takes some partitions (their entries and timers through the
             // changelog), then the first leaves.
-            let second = try await GatewayScheduleTests.handOver(bench, from: first, configuration: configuration)
+            let second = try await GatewayScheduleTests.handOver(
+                bench, from: first, configuration: configuration, records: records.count)
 
             clock.advance(by: .seconds(3_600))
-            let audit = try await Wait.for("every user's summary", timeout: .seconds(30), { try bench.audit() }) {
-                let badges = $0.finalBadges
-                return Set($0.summaryRecords.map(\.userID)).count == users.count
+            let done: (Audit) -> Bool = { audit in
+                let badges = audit.finalBadges
+                return Set(audit.summaryRecords.map(\.userID)).count == users.count
                     && users.allSatisfy { badges["\($0)/chat"]?.badge == 1 && badges["\($0)/mail"]?.badge == 1 }
+            }
+            let audit: Audit
+            do {
+                audit = try await Wait.for("every user's summary", timeout: .seconds(30), { try bench.audit() }, where: done)
+            } catch {
+                // Which users lack what, and what each instance did.
+                let last = try bench.audit()
+                let summed = Set(last.summaryRecords.map(\.userID))
+                let badges = last.finalBadges
+                let missing = users.filter { !summed.contains($0) }
+                let badgeText = users.map { "\($0): chat \(badges["\($0)/chat"]?.badge ?? -1) mail \(badges["\($0)/mail"]?.badge ?? -1)" }
+                Issue.record(
+                    """
+                    \(error); no summary for \(missing); badges \(badgeText)
+                    first: \(first.diagnosis)
+                    second: \(second.diagnosis)
+                    """)
+                throw error
             }
             audit.check(
                 against: records,
