@@ -120,7 +120,7 @@ let adminPort = 18_000 + Int.random(in: 0..<1000)
 let api = AdminAPI(
     configuration: .init(), store: store,
     publisher: KafkaInvalidationPublisher(producer: producer, topic: "focus.invalidations"),
-    badges: nil, registry: registry, logger: logger, readiness: { Readiness(checks: [:]) }
+    users: nil, registry: registry, logger: logger, readiness: { Readiness(checks: [:]) }
 )
 let application = Application(
     router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: adminPort)), logger: logger)

@@ -6,7 +6,8 @@ struct FocusGateCommand: AsyncParsableCommand {
         commandName: "focusgate",
         abstract: "Kafka notification gateway enforcing Focus filters on the server.",
         subcommands: [
-            ServeCommand.self, BrokerCommand.self, PredicateCommand.self, ExplainCommand.self, ConfigCommand.self,
+            ServeCommand.self, BrokerCommand.self, PredicateCommand.self, ExplainCommand.self, HistoryCommand.self,
+            ConfigCommand.self,
         ]
     )
 }

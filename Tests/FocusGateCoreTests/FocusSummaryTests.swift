@@ -281,7 +281,7 @@ struct FocusSummaryTests {
         var state = PartitionState()
         let decision = Self.decide(&state, Self.notification("p1", thread: "t"), personal, at: 1_000, offset: 1)
         #expect(decision.outcome == .silenced)
-        #expect(state.summaryItems.isEmpty)
+        #expect(Self.summaryItems(state).isEmpty)
         _ = state.recompute(userID: "u", context: off, nowMilliseconds: 2_000)
         #expect(state.pendingSummaries.isEmpty)
         // Turned on later: what was silenced before has no item and is never listed.
@@ -312,19 +312,19 @@ struct FocusSummaryTests {
             Set(entries) == [
                 EntryAttributes(criteria: nil, sender: nil, thread: "t"), EntryAttributes(criteria: "x", sender: "bob"),
             ])
-        #expect(Array(restored.summaryItems.values) == [SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")])
+        #expect(Self.summaryItems(restored) == [SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")])
         // The record of an entry with no thread and no item is the form from before summaries:
         // flags 1 (unread), app 1, arrival 1, decided-at 6000, no relevance, criteria "x", sender "bob".
         let plain = try #require(
-            log.first { $0.0.starts(with: [0, UInt8(ascii: "E")]) && $0.1?.last == UInt8(ascii: "b") })
+            log.first { $0.0.starts(with: [0, UInt8(ascii: "I")]) && $0.1?.last == UInt8(ascii: "b") })
         #expect(plain.1 == [1, 1, 1, 0xF0, 0x2E, 0, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
         let off = try compiler.compile(FocusContext(userID: "u", version: 2, summaries: .init()))
         _ = restored.recompute(userID: "u", context: off, nowMilliseconds: 7_000)
         #expect(restored.pendingSummaries.first?.apps.first?.top.map(\.sourceOffset) == [41])
     }
 
-    @Test("items of silenced notifications that are gone are swept at a commit once the table has doubled")
-    func sweep() throws {
+    @Test("a silenced notification's item lives and goes with its entry; a rollback puts back a reused entry's")
+    func itemsFollowEntries() throws {
         var compiler = FocusContextCompiler()
         let personal = try compiler.compile(
             FocusContext(userID: "u", version: 1, focus: "Personal", otherApps: .silence, summaries: .init()))
@@ -333,15 +333,22 @@ struct FocusSummaryTests {
             _ = Self.decide(&state, Self.notification("n\(index)"), personal, at: Int64(index), offset: Int64(index))
             if index % 100 == 99 { state.commit() }
         }
-        // Ten remembered (unread) per user; 2,990 entries gone: at most twice the live ones remain.
+        // Ten remembered (unread) per user, each with its item; the entries of the 2,990 gone were reused.
         #expect(state.entryCount == 10)
-        #expect(state.summaryItems.count < 2 * 1024)
-        state.sweepSummaryItems()
-        #expect(state.summaryItems.count == 10)
-        // A rolled-back notification's item is garbage until a sweep, and harmless meanwhile.
+        #expect(Set(Self.summaryItems(state).map(\.id)) == Set((2_990..<3_000).map { "n\($0)" }))
+        #expect(state.decisions.count == state.entries.count)
+        // A new notification takes the entry the oldest leaves; rolled back, the oldest is back with its item.
         _ = Self.decide(&state, Self.notification("late"), personal, at: 5_000, offset: 5_000)
+        #expect(Self.summaryItems(state).contains { $0.id == "late" })
         state.rollback()
-        state.sweepSummaryItems()
-        #expect(state.summaryItems.count == 10)
+        #expect(Set(Self.summaryItems(state).map(\.id)) == Set((2_990..<3_000).map { "n\($0)" }))
+        #expect(Self.summaryItems(state).first { $0.id == "n2990" }?.sourceOffset == 2_990)
+    }
+
+    /// The summary items of the state's live entries.
+    static func summaryItems(_ state: PartitionState) -> [SilencedItem] {
+        state.entries.indices.compactMap {
+            state.entries[$0].has(StateEntry.alive) ? state.summaryItem(at: UInt32($0)) : nil
+        }
     }
 }

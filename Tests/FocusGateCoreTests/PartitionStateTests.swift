@@ -243,14 +243,14 @@ struct PartitionStateTests {
         func commit() -> [UInt8] { Self.commitKinds(&state, to: &log) }
         let sleep = BadgeRecordTests.context(version: 2, focus: "Sleep", predicate: "FALSEPREDICATE")
         _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
-        #expect(commit() == [UInt8(ascii: "E"), UInt8(ascii: "N")], "a new app's name and its entry; no counts record")
+        #expect(commit() == [UInt8(ascii: "I"), UInt8(ascii: "N")], "a new app's name and its entry; no counts record")
         // Sleep recounts (badge 0, sequence 2); n2 is the newest and carries that; n1's record goes.
         _ = state.admit(Self.notification("n2"), context: sleep, nowMilliseconds: Self.now)
         _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)
-        #expect(commit() == [UInt8(ascii: "E"), UInt8(ascii: "E")])
+        #expect(commit() == [UInt8(ascii: "I"), UInt8(ascii: "I")])
         // Reading n2 changes no badge (it never counted), but its record no longer carries the counts.
         _ = state.admit(Self.read(["n2"]), context: sleep, nowMilliseconds: Self.now)
-        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "E")])
+        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "I")])
 
         for records in [log, Self.compacted(log)] {
             var restored = PartitionState()
@@ -279,7 +279,7 @@ struct PartitionStateTests {
         // One app's newest entry is read (no badge change: nothing counts): that app's own
         // record, after the user's.
         _ = state.admit(Self.read(["mail-1"], app: "mail"), context: hiddenAgain, nowMilliseconds: Self.now)
-        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "E")])
+        #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "I")])
 
         for records in [log, Self.compacted(log)] {
             var restored = PartitionState()
@@ -387,7 +387,7 @@ struct PartitionStateTests {
         _ = restored.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
         var tombstones: [[UInt8]] = []
         restored.writeChanges { key, value in if value == nil { tombstones.append(key) } }
-        let n1 = log.first { $0.key[1] == UInt8(ascii: "E") }!.key  // n1's entry came first
+        let n1 = log.first { $0.key[1] == UInt8(ascii: "I") }!.key  // n1's entry came first
         #expect(tombstones.contains(n1))
     }
 

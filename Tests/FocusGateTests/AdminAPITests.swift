@@ -13,29 +13,66 @@ import Testing
     import Glibc
 #endif
 
-/// Badges held in a real partition state, as a worker would hold them.
-actor LedgerBadges: BadgeReading {
+/// Badges and decisions held in a real partition state, as a worker would hold them.
+actor LedgerBadges: UserStateReading {
     var state = PartitionState()
-    /// The instance holds the one partition of one: a user it does not hold has no badges.
-    func badges(userID: String) -> LocalBadges {
-        self.state.contains(userID: userID)
-            ? .held(self.state.badges(userID: userID)) : .notHeld(partitions: [0], partitionCount: 1)
+    /// The instance holds the one partition of one: a user it does not hold has no state.
+    func badges(userID: String) -> LocalAnswer<[Badge]> {
+        self.answer(userID) { $0.badges(userID: userID) }
+    }
+    func history(userID: String, query: HistoryQuery) -> LocalAnswer<HistoryPage> {
+        self.answer(userID) { $0.history(userID: userID, query: query) }
+    }
+    func notification(userID: String, id: String) -> LocalAnswer<HistoryLookup> {
+        self.answer(userID) { $0.historyItem(userID: userID, notificationID: id) }
+    }
+    private func answer<Value>(_ userID: String, _ read: (PartitionState) -> Value) -> LocalAnswer<Value> {
+        self.state.contains(userID: userID) ? .held(read(self.state)) : .notHeld(partitions: [0], partitionCount: 1)
     }
     func add(userID: String, appID: String, id: String) {
         _ = self.state.admit(
             NotificationEvent(id: id, userID: userID, appID: appID), context: nil, nowMilliseconds: 0)
     }
+    /// Reads `id` and pushes it out of a one-notification window.
+    func forget(userID: String, id: String) {
+        var state = PartitionState(dedupeWindow: 1)
+        swap(&state, &self.state)
+        // The same notifications, remembered by a state with a window of one.
+        for item in state.history(userID: userID, query: HistoryQuery(limit: 100)).items.reversed() {
+            _ = self.state.admit(
+                NotificationEvent(id: item.notificationID!, userID: userID, appID: item.appID!), context: nil,
+                nowMilliseconds: 0)
+        }
+        _ = self.state.admit(
+            NotificationEvent(kind: .read, id: "r", userID: userID, appID: "chat", notificationIDs: [id]),
+            context: nil, nowMilliseconds: 0)
+    }
+    /// Decides `event` as a worker does, at input offset `offset`.
+    func decide(_ event: NotificationEvent, context: CompiledFocusContext?, offset: Int64) -> Decision {
+        self.state.decide(
+            event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+            nowMilliseconds: 1_000 + offset, sentAtMilliseconds: 1_000 + offset, sourceOffset: offset
+        ).decision
+    }
 }
 
 /// One instance's own answers, fixed: what it holds of a group's partitions and users.
-struct InstanceAnswers: BadgeReading {
+struct InstanceAnswers: UserStateReading {
     var held: [String: [Badge]] = [:]
     var partitions: Set<Int32>
     var partitionCount = 2
 
-    func badges(userID: String) async -> LocalBadges {
-        self.held[userID].map { .held($0) }
-            ?? .notHeld(partitions: self.partitions, partitionCount: self.partitionCount)
+    func badges(userID: String) async -> LocalAnswer<[Badge]> {
+        self.held[userID].map { .held($0) } ?? self.notHeld()
+    }
+    func history(userID: String, query: HistoryQuery) async -> LocalAnswer<HistoryPage> {
+        self.held[userID] == nil ? self.notHeld() : .held(HistoryPage(items: [], nextCursor: nil))
+    }
+    func notification(userID: String, id: String) async -> LocalAnswer<HistoryLookup> {
+        self.held[userID] == nil ? self.notHeld() : .held(.notRemembered(forgotten: false))
+    }
+    private func notHeld<Value>() -> LocalAnswer<Value> {
+        .notHeld(partitions: self.partitions, partitionCount: self.partitionCount)
     }
 }
 
@@ -58,14 +95,14 @@ struct AdminFixture {
 
     func router(
         token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none,
-        badges: (any BadgeReading)? = nil, peers: [String] = []
+        badges: (any UserStateReading)? = nil, peers: [String] = []
     ) -> Router<BasicRequestContext> {
         var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits, peers: peers)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
             configuration: configuration, store: self.store,
             publisher: KafkaInvalidationPublisher(producer: self.producer, topic: self.topic),
-            badges: badges ?? self.badges, registry: self.registry, logger: testLogger,
+            users: badges ?? self.badges, registry: self.registry, logger: testLogger,
             readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
         )
         return api.router()
@@ -309,6 +346,76 @@ struct AdminAPITests {
                     #expect(retryAfter == "1")
                 }
             }
+        }
+        await fixture.shutdown()
+    }
+
+    @Test(
+        "a user's recent decisions: newest first, paged and filtered; one by id, or 404 saying whether it was let go; from the peer that holds the user"
+    )
+    func history() async throws {
+        let fixture = try await AdminFixture()
+        var compiler = FocusContextCompiler()
+        let work = try compiler.compile(
+            FocusContext(userID: "u", version: 3, focus: "Work", apps: ["mail": .init(silenced: true)]))
+        #expect(await fixture.badges.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5).outcome == .delivered)
+        #expect(await fixture.badges.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6).outcome == .silenced)
+        #expect(await fixture.badges.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7).reason == .noFocus)
+        @Sendable func get(_ server: LiveServer, _ uri: String) async throws -> (HTTPResponse.Status, [String: Any]) {
+            var answer: (HTTPResponse.Status, ByteBuffer) = (.internalServerError, ByteBuffer())
+            try await server.execute(uri: uri, method: .get) { answer = ($0.status, $0.body) }
+            return (answer.0, json(answer.1))
+        }
+        try await LiveServer.run(fixture.router()) { b in
+            let (status, page) = try await get(b, "/v1/users/u/notifications?limit=2")
+            #expect(status == .ok)
+            let items = try #require(page["notifications"] as? [[String: Any]])
+            #expect(items.map { $0["notificationId"] as? String } == ["n-3", "n-2"])
+            let silenced = items[1]
+            #expect(silenced["decision"] as? String == "silenced" && silenced["reason"] as? String == "app-silenced")
+            #expect(silenced["focus"] as? String == "Work" && silenced["contextVersion"] as? Int == 3)
+            #expect(silenced["appId"] as? String == "mail" && silenced["unread"] as? Bool == true)
+            #expect(silenced["countedInBadge"] as? Bool == false && silenced["summarized"] as? Bool == false)
+            #expect(silenced["decidedAt"] as? String == "1970-01-01T00:00:01.006Z")
+            // Every key is there, null where the state does not know.
+            #expect(items[0]["focus"] is NSNull && items[0]["contextVersion"] is NSNull)
+            let cursor = try #require(page["nextCursor"] as? String)
+            let (_, rest) = try await get(b, "/v1/users/u/notifications?limit=2&cursor=\(cursor)")
+            #expect((rest["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-1"])
+            #expect(rest["nextCursor"] is NSNull)
+            let (_, mail) = try await get(b, "/v1/users/u/notifications?appId=mail&decision=silenced")
+            #expect((mail["notifications"] as? [[String: Any]])?.count == 1)
+            let (_, delivered) = try await get(b, "/v1/users/u/notifications?decision=delivered")
+            #expect((delivered["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
+            for bad in ["limit=0", "limit=1001", "limit=x", "cursor=-1", "decision=lost"] {
+                let (badStatus, error) = try await get(b, "/v1/users/u/notifications?\(bad)")
+                #expect(badStatus == .badRequest && error["error"] as? String == "invalid-value", "\(bad)")
+            }
+            let (one, item) = try await get(b, "/v1/users/u/notifications/n-2")
+            #expect(one == .ok && item["reason"] as? String == "app-silenced")
+            let (unknown, never) = try await get(b, "/v1/users/u/notifications/n-9")
+            #expect(unknown == .notFound && never["error"] as? String == "notification-unknown")
+            let (nobody, empty) = try await get(b, "/v1/users/nobody/notifications")
+            #expect(nobody == .ok && (empty["notifications"] as? [Any])?.isEmpty == true)
+
+            // A, which holds the other partition, asks B.
+            let peerB = b.baseURL.replacingOccurrences(of: "http://", with: "")
+            try await LiveServer.run(
+                fixture.router(badges: InstanceAnswers(partitions: [1], partitionCount: 2), peers: [peerB])
+            ) { a in
+                let (_, fromB) = try await get(a, "/v1/users/u/notifications?limit=2&decision=delivered")
+                #expect((fromB["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
+                let (found, item) = try await get(a, "/v1/users/u/notifications/n-2")
+                #expect(found == .ok && item["source"] is NSNull && item["reason"] as? String == "app-silenced")
+                let (missing, error) = try await get(a, "/v1/users/u/notifications/n-9")
+                #expect(missing == .notFound && error["error"] as? String == "notification-unknown")
+            }
+        }
+        // Read and out of the window, a notification is let go: then the state cannot tell.
+        await fixture.badges.forget(userID: "u", id: "n-1")
+        try await LiveServer.run(fixture.router()) { b in
+            let (gone, error) = try await get(b, "/v1/users/u/notifications/n-1")
+            #expect(gone == .notFound && error["error"] as? String == "notification-not-remembered")
         }
         await fixture.shutdown()
     }

@@ -39,7 +39,7 @@ struct ContextChangeInboxTests {
     }
 
     /// Waits (on a condition, 10 s at most) until `count` questions wait at `desk`.
-    private static func waitForQuestions(_ count: Int, at desk: BadgeDirectory.Desk) async throws {
+    private static func waitForQuestions(_ count: Int, at desk: StateDirectory.Desk) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
         while desk.waitingQuestions < count {
             try #require(ContinuousClock.now < deadline, "\(count) questions did not arrive within 10 s")
@@ -50,7 +50,7 @@ struct ContextChangeInboxTests {
     @Test("a badge question waits for the worker's answer; one asked again after the commit keeps waiting")
     func questionWaitsForTheWorker() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 1) { 4 }
+        let directory = StateDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
         desk.open(waker: consumer.waker)
         async let asked = directory.badges(userID: "u-1")
@@ -60,9 +60,9 @@ struct ContextChangeInboxTests {
         #expect(desk.waitingQuestions == 1 && desk.hasQuestions)
         let answered = try await DedicatedThread.run(name: "test-worker") { () -> [String] in
             var users: [String] = []
-            desk.answer { userID in
-                users.append(userID)
-                return userID == "u-1" ? .owned([Self.badge]) : .notOwned(held: [])
+            desk.answer { question in
+                users.append(question.userID)
+                return question.userID == "u-1" ? .owned(.badges([Self.badge])) : .notOwned(held: [])
             }
             return users
         }
@@ -75,9 +75,9 @@ struct ContextChangeInboxTests {
     @Test("a worker that does not run answers at once: before it opens, and after it closes")
     func stoppedWorkerAnswersAtOnce() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 1) { 4 }
+        let directory = StateDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
-        let nothing = LocalBadges.notHeld(partitions: [], partitionCount: 4)
+        let nothing = LocalAnswer<[Badge]>.notHeld(partitions: [], partitionCount: 4)
         #expect(await directory.badges(userID: "u-1") == nothing)
         desk.open(waker: consumer.waker)
         async let waiting = directory.badges(userID: "u-1")
@@ -90,12 +90,12 @@ struct ContextChangeInboxTests {
     @Test("with several workers the question goes to each; the owner's answer is taken, else the partitions they hold")
     func ownerAnswers() async throws {
         let consumer = try Self.idleConsumer()
-        let directory = BadgeDirectory(workers: 3) { 4 }
+        let directory = StateDirectory(workers: 3) { 4 }
         for desk in directory.desks { desk.open(waker: consumer.waker) }
         async let owned = directory.badges(userID: "u-1")
         for desk in directory.desks { try await Self.waitForQuestions(1, at: desk) }
         for (index, desk) in directory.desks.enumerated() {
-            desk.answer { _ in index == 1 ? .owned([Self.badge]) : .notOwned(held: [Int32(index)]) }
+            desk.answer { _ in index == 1 ? .owned(.badges([Self.badge])) : .notOwned(held: [Int32(index)]) }
         }
         #expect(await owned == .held([Self.badge]))
         // No worker holds the user: the answer is the partitions they hold between them.
@@ -110,7 +110,7 @@ struct ContextChangeInboxTests {
 
     @Test("a question wakes a worker that waits for records")
     func questionWakesTheWorker() async throws {
-        let directory = BadgeDirectory(workers: 1) { 4 }
+        let directory = StateDirectory(workers: 1) { 4 }
         let desk = directory.desks[0]
         let opened = Atomic(false)
         let worker = Task {
@@ -124,7 +124,7 @@ struct ContextChangeInboxTests {
                     consumer.consumeBatch(timeout: .seconds(30)) { _ in }
                 }
                 let waited = ContinuousClock.now - started
-                desk.answer { _ in .owned([Self.badge]) }
+                desk.answer { _ in .owned(.badges([Self.badge])) }
                 desk.close()
                 return waited
             }

@@ -305,7 +305,7 @@ extension EmbeddedBrokerTests {
             let published = Double(records.count)
             try await instance.waitUntil { instance.metric("focusgate_badge_updates_total") == published }
             let badges = try await Wait.for(
-                "the API's badges at sequence 6", { await instance.gateway.badges.held(userID: "u-1") }
+                "the API's badges at sequence 6", { await instance.gateway.directory.held(userID: "u-1") }
             ) { $0.first?.sequence == 6 }
             #expect(badges == [Badge(appID: "chat", badge: 0, unread: 0, sequence: 6)])
             try await instance.stop()

@@ -98,7 +98,7 @@ extension EmbeddedBrokerTests {
             var mismatched: [String] = []
             for (key, badge) in expected {
                 let parts = key.split(separator: "/")
-                let badges = await second.gateway.badges.held(userID: String(parts[0]))
+                let badges = await second.gateway.directory.held(userID: String(parts[0]))
                 if badges.first(where: { $0.appID == badge.appID }) != badge { mismatched.append(key) }
             }
             #expect(mismatched.isEmpty, "badges API after the handover: \(mismatched.prefix(5))")

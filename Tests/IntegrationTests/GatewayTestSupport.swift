@@ -235,7 +235,7 @@ struct Audit {
         var result: [String: Badge] = [:]
         for user in Set(records.compactMap(\.key)) {
             for instance in instances {
-                for badge in await instance.gateway.badges.held(userID: user) {
+                for badge in await instance.gateway.directory.held(userID: user) {
                     result["\(user)/\(badge.appID)"] = badge
                 }
             }
@@ -484,7 +484,7 @@ enum Events {
     }
 }
 
-extension BadgeDirectory {
+extension StateDirectory {
     /// The user's badges when a worker here holds the user, else none (a test's one instance
     /// holds every partition).
     func held(userID: String) async -> [Badge] {

@@ -49,7 +49,7 @@ extension EmbeddedBrokerTests {
 
         /// The unread count of `user`'s app `chat` in `instance`'s committed state; `nil` when none.
         static func unread(_ instance: InProcessGateway, _ user: String) async -> Int? {
-            await instance.gateway.badges.held(userID: user).first { $0.appID == "chat" }?.unread
+            await instance.gateway.directory.held(userID: user).first { $0.appID == "chat" }?.unread
         }
 
         /// Commits offset `offset` of input partition `partition` for the gateway's group.
@@ -149,10 +149,10 @@ extension EmbeddedBrokerTests {
             replay += Self.commit(&replayed, user: "u-replayed", unread: 1, from: 1, through: 20)
             replay += Self.commit(&replayed, user: "u-replayed", unread: 2, from: 2, through: 50)
             let instance = try await Self.restored(bench, [(0, records, 30), (1, replay, 50)])
-            let late = await instance.gateway.badges.held(userID: "u-late")
+            let late = await instance.gateway.directory.held(userID: "u-late")
             #expect(
                 late == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)], "the late group (20 < 30) skipped")
-            let replayedBadges = await instance.gateway.badges.held(userID: "u-replayed")
+            let replayedBadges = await instance.gateway.directory.held(userID: "u-replayed")
             #expect(
                 replayedBadges == [Badge(appID: "chat", badge: 4, unread: 4, sequence: 4)], "every notification once")
             try await instance.stop()
@@ -185,10 +185,10 @@ extension EmbeddedBrokerTests {
             // as unread (the consumer, starting at 20, would then take them for duplicates and
             // the app's sequence would stay behind its badge).
             #expect(
-                await instance.gateway.badges.held(userID: "u-split")
+                await instance.gateway.directory.held(userID: "u-split")
                     == [Badge(appID: "chat", badge: 2, unread: 2, sequence: 2)])
             #expect(
-                await instance.gateway.badges.held(userID: "u-covered")
+                await instance.gateway.directory.held(userID: "u-covered")
                     == [Badge(appID: "chat", badge: 6, unread: 6, sequence: 6)])
             try await instance.stop()
             await bench.shutdown()
@@ -206,7 +206,7 @@ extension EmbeddedBrokerTests {
             records += Self.commit(&state, user: "u-upgraded", unread: 1, from: 3, through: 30, headed: false)
             let instance = try await Self.restored(bench, [(0, records, 20)])
             #expect(
-                await instance.gateway.badges.held(userID: "u-upgraded")
+                await instance.gateway.directory.held(userID: "u-upgraded")
                     == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)])
             try await instance.stop()
             await bench.shutdown()
@@ -286,7 +286,7 @@ extension EmbeddedBrokerTests {
             let took = ContinuousClock.now - started
             try bench.broker.setRoundTripTime(.zero, broker: 1)
             #expect(took > .seconds(2), "the restore outlasted the old deadline (\(took))")
-            #expect(await instance.gateway.badges.held(userID: "u-39-19").map(\.unread) == [1])
+            #expect(await instance.gateway.directory.held(userID: "u-39-19").map(\.unread) == [1])
             try await instance.stop()
             await bench.shutdown()
         }
@@ -312,7 +312,7 @@ extension EmbeddedBrokerTests {
             #expect(instance.gateway.assignedPartitions == partitions)
             print("restored \(partitions * usersPerPartition) users in \(restoreTime)")
             for (partition, user) in [(0, 0), (3, 6_000), (7, usersPerPartition - 1)] {
-                let badges = await instance.gateway.badges.held(userID: "u-\(partition)-\(user)")
+                let badges = await instance.gateway.directory.held(userID: "u-\(partition)-\(user)")
                 #expect(badges == [Badge(appID: "chat", badge: 3, unread: 3, sequence: 3)])
             }
             // A notification the window remembers is a duplicate; a new one is decided. Keys route

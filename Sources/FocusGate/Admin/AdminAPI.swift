@@ -6,7 +6,7 @@ public import Prometheus
 public import FocusGateStore
 
 /// The admin HTTP API (docs/contract.md, docs/openapi.yaml): health, readiness, metrics, its own
-/// OpenAPI document, contexts, badges, explain.
+/// OpenAPI document, contexts, badges, recent decisions, explain.
 public struct AdminAPI: Sendable {
     /// API settings.
     public struct Configuration: Sendable {
@@ -16,8 +16,8 @@ public struct AdminAPI: Sendable {
         public var maxBodyBytes: Int = 1 << 20
         /// The configured rate limits (`rateLimits.*`), which explain applies to a context that sets none.
         public var rateLimits: RateLimitPolicy = .none
-        /// The group's instances (`admin.peers`, `host:port` each), asked for a user's badges that
-        /// no worker here holds. Default: none.
+        /// The group's instances (`admin.peers`, `host:port` each), asked about a user (badges,
+        /// recent decisions) that no worker here holds. Default: none.
         public var peers: [String] = []
 
         public init(token: String? = nil, rateLimits: RateLimitPolicy = .none, peers: [String] = []) {
@@ -30,7 +30,7 @@ public struct AdminAPI: Sendable {
     let configuration: Configuration
     let store: any ContextStore
     let publisher: any InvalidationPublishing
-    let badges: (any BadgeReading)?
+    let users: (any UserStateReading)?
     let registry: PrometheusCollectorRegistry
     let readiness: @Sendable () async -> Readiness
     let logger: Logger
@@ -41,7 +41,7 @@ public struct AdminAPI: Sendable {
         configuration: Configuration,
         store: any ContextStore,
         publisher: any InvalidationPublishing,
-        badges: (any BadgeReading)?,
+        users: (any UserStateReading)?,
         registry: PrometheusCollectorRegistry,
         logger: Logger,
         readiness: @escaping @Sendable () async -> Readiness
@@ -49,7 +49,7 @@ public struct AdminAPI: Sendable {
         self.configuration = configuration
         self.store = store
         self.publisher = publisher
-        self.badges = badges
+        self.users = users
         self.registry = registry
         self.logger = logger
         self.readiness = readiness
@@ -97,6 +97,16 @@ public struct AdminAPI: Sendable {
         v1.delete("users/:userId/context") { _, context in try await self.deleteContext(context) }
         v1.get("users/:userId/badges") { _, context in try await self.getBadges(context) }
         v1.get("instance/users/:userId/badges") { _, context in try await self.getInstanceBadges(context) }
+        v1.get("users/:userId/notifications") { request, context in try await self.getHistory(request, context) }
+        v1.get("users/:userId/notifications/:notificationId") { _, context in
+            try await self.getNotification(context)
+        }
+        v1.get("instance/users/:userId/notifications") { request, context in
+            try await self.getInstanceHistory(request, context)
+        }
+        v1.get("instance/users/:userId/notifications/:notificationId") { _, context in
+            try await self.getInstanceNotification(context)
+        }
         v1.get("users/:userId/status") { _, context in try await self.getStatus(context) }
         v1.post("explain") { request, context in try await self.explain(request, context) }
         return router
@@ -194,68 +204,10 @@ public struct AdminAPI: Sendable {
         return Response(status: .noContent)
     }
 
-    // MARK: - Badges and explain
-
-    /// The user's badges from whichever instance holds the user: this one, else the first peer
-    /// that says it does. `[]` only when the instances that answered hold every input partition
-    /// between them and none holds the user (the user has no badges); otherwise, as while
-    /// partitions move or a peer does not answer, `503 owner-unavailable` with `Retry-After`.
-    private func getBadges(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
-        var (covered, partitionCount): (Set<Int32>, Int)
-        switch await try self.badgeReader().badges(userID: userID) {
-        case .held(let badges):
-            return Self.json(UserBadges(userId: userID, badges: badges.map(UserBadges.Item.init)))
-        case .notHeld(let partitions, let count):
-            (covered, partitionCount) = (partitions, count)
-        }
-        if !self.peers.addresses.isEmpty {
-            let path = "/v1/instance/users/\(Self.pathSegment(userID))/badges"
-            for body in await self.peers.get(path) {
-                guard let answer = try? JSONDecoder().decode(InstanceBadges.self, from: Data(body)),
-                    answer.userId == userID
-                else { continue }
-                if answer.held { return Self.json(UserBadges(userId: userID, badges: answer.badges)) }
-                covered.formUnion(answer.partitions)
-                partitionCount = max(partitionCount, answer.partitionCount)
-            }
-        }
-        if partitionCount > 0, (0..<Int32(partitionCount)).allSatisfy(covered.contains) {
-            return Self.json(UserBadges(userId: userID, badges: []))
-        }
-        throw AdminError(
-            .serviceUnavailable, "owner-unavailable",
-            "no instance that answered holds the user's partition: \(covered.count) of \(partitionCount) input partitions held (partitions moving, a restore, \(self.peers.addresses.isEmpty ? "no admin.peers set" : "a peer not answering")); retry",
-            retryAfterSeconds: 1)
-    }
-
-    /// This instance's own answer about a user's badges, for its peers' ``getBadges(_:)``.
-    private func getInstanceBadges(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
-        switch await try self.badgeReader().badges(userID: userID) {
-        case .held(let badges):
-            return Self.json(
-                InstanceBadges(
-                    userId: userID, held: true, badges: badges.map(UserBadges.Item.init), partitions: [],
-                    partitionCount: 0))
-        case .notHeld(let partitions, let count):
-            return Self.json(
-                InstanceBadges(
-                    userId: userID, held: false, badges: [], partitions: partitions.sorted(), partitionCount: count))
-        }
-    }
-
-    private func badgeReader() throws -> any BadgeReading {
-        guard let reader = self.badges else {
-            throw AdminError(
-                .serviceUnavailable, "badges-unavailable",
-                "badges are kept by the notification pipeline, which this instance does not run")
-        }
-        return reader
-    }
+    // MARK: - Explain
 
     /// `text` as one path segment: everything but unreserved characters percent-encoded.
-    private static func pathSegment(_ text: String) -> String {
+    static func pathSegment(_ text: String) -> String {
         let allowed = CharacterSet(
             charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text

@@ -22,21 +22,27 @@ public struct KafkaInvalidationPublisher: InvalidationPublishing {
     }
 }
 
-/// Reads a user's badges from whichever worker of this instance holds the user.
-public protocol BadgeReading: Sendable {
+/// Reads what this instance's workers hold of a user: badges and the user's recent decisions.
+public protocol UserStateReading: Sendable {
     /// This instance's answer: the user's committed badges when one of its workers holds the
     /// user, else which input partitions its workers hold.
-    func badges(userID: String) async -> LocalBadges
+    func badges(userID: String) async -> LocalAnswer<[Badge]>
+    /// A page of the user's remembered notifications, newest first (as committed).
+    func history(userID: String, query: HistoryQuery) async -> LocalAnswer<HistoryPage>
+    /// What the state remembers of one of the user's notifications (as committed).
+    func notification(userID: String, id: String) async -> LocalAnswer<HistoryLookup>
 }
 
-/// What one instance knows of a user's badges (docs/contract.md, "Any instance answers").
-public enum LocalBadges: Sendable, Equatable {
-    /// A worker here holds the user's state: their badges as committed, by app.
-    case held([Badge])
+/// What one instance knows of a user (docs/contract.md, "Any instance answers").
+public enum LocalAnswer<Value: Sendable>: Sendable {
+    /// A worker here holds the user's state: the answer, as committed.
+    case held(Value)
     /// No worker here holds the user. `partitions` are the input partitions whose state the
     /// workers hold (restored), of `partitionCount` (`0`: not yet known).
     case notHeld(partitions: Set<Int32>, partitionCount: Int)
 }
+
+extension LocalAnswer: Equatable where Value: Equatable {}
 
 /// What `/readyz` reports.
 public struct Readiness: Sendable {

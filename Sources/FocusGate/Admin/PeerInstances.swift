@@ -99,53 +99,22 @@ struct PeerInstances: Sendable {
     }
 
     private enum PeerError: Error {
-        case timedOut, closedEarly, tooLarge, status(UInt)
+        case timedOut, status(UInt)
     }
 
     /// One `GET`, within ``timeout``; the body of a `200`.
     private func get(_ path: String, host: String, address: SocketAddress) async throws -> [UInt8] {
+        let client = AdminClient(token: self.token, timeout: self.timeout, maxAnswerBytes: self.maxAnswerBytes)
         let answer = await firstAnswer(within: self.timeout, orElse: .failure(PeerError.timedOut)) {
-            () async -> Result<[UInt8], any Error> in
+            () async -> Result<AdminClient.Answer, any Error> in
             do {
-                return .success(try await self.exchange(path, host: host, address: address))
+                return .success(try await client.get(path, host: host, address: address))
             } catch {
                 return .failure(error)
             }
         }
-        return try answer.get()
-    }
-
-    private func exchange(_ path: String, host: String, address: SocketAddress) async throws -> [UInt8] {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.milliseconds(Int64(self.timeout / .milliseconds(1))))
-            .connect(to: address) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(
-                        wrappingChannelSynchronously: channel)
-                }
-            }
-        return try await channel.executeThenClose { inbound, outbound in
-            var headers = HTTPHeaders([("Host", host), ("Accept", "application/json"), ("Connection", "close")])
-            if let token = self.token { headers.add(name: "Authorization", value: "Bearer \(token)") }
-            try await outbound.write(
-                .head(HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)))
-            try await outbound.write(.end(nil))
-            var status: HTTPResponseStatus?
-            var body: [UInt8] = []
-            for try await part in inbound {
-                switch part {
-                case .head(let head):
-                    status = head.status
-                case .body(let buffer):
-                    guard body.count + buffer.readableBytes <= self.maxAnswerBytes else { throw PeerError.tooLarge }
-                    body.append(contentsOf: buffer.readableBytesView)
-                case .end:
-                    guard status == .ok else { throw PeerError.status(status?.code ?? 0) }
-                    return body
-                }
-            }
-            throw PeerError.closedEarly
-        }
+        let got = try answer.get()
+        guard got.status == 200 else { throw PeerError.status(got.status) }
+        return got.body
     }
 }

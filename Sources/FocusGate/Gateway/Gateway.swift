@@ -23,8 +23,8 @@ public final class Gateway: Service, Sendable {
     private let instanceTag: String
     private let startsAfter: (@Sendable () async throws -> Void)?
 
-    /// The committed badges of the users this instance holds, and which partitions it holds.
-    public let badges: BadgeDirectory
+    /// What this instance holds of its users (badges, recent decisions), and which partitions it holds.
+    public let directory: StateDirectory
 
     /// Creates the pipeline.
     ///
@@ -53,7 +53,7 @@ public final class Gateway: Service, Sendable {
         let progress = GatewayProgress(workers: configuration.workers)
         self.progress = progress
         self.startsAfter = startsAfter
-        self.badges = BadgeDirectory(workers: configuration.workers) {
+        self.directory = StateDirectory(workers: configuration.workers) {
             progress.inputPartitions.load(ordering: .relaxed)
         }
     }
@@ -178,7 +178,7 @@ public final class Gateway: Service, Sendable {
         do {
             let worker = try GatewayWorker(
                 index: index, configuration: configuration, instanceTag: self.instanceTag, cache: self.cache,
-                inbox: self.inboxes[index], badgeDesk: self.badges.desks[index], metrics: self.metrics,
+                inbox: self.inboxes[index], desk: self.directory.desks[index], metrics: self.metrics,
                 progress: self.progress, logger: self.logger,
                 shouldStop: { self.stopRequested.load(ordering: .relaxed) },
                 onReady: { self.readyWorkers.add(1, ordering: .relaxed) }

@@ -23,8 +23,8 @@ extension GatewayWorker {
         }
     }
 
-    /// Notes how many partitions the input topic has, for the badge answers of every instance
-    /// (``BadgeDirectory``): a rebalance follows every change of it. Kept as it was when the
+    /// Notes how many partitions the input topic has, for the answers about users of every
+    /// instance (``StateDirectory``): a rebalance follows every change of it. Kept as it was when the
     /// metadata does not come.
     private func notePartitionCount() {
         do {

@@ -10,8 +10,8 @@ import Prometheus
 /// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside
 /// `consumeBatch`), delivery reports (inside `poll`/`flush`), commits and restores. Nothing is
 /// shared with other threads except through ``ContextCache`` (one lookup per batch),
-/// ``ContextChangeInbox`` (drained once per loop) and its ``BadgeDirectory/Desk`` (badge
-/// questions, answered in the loop).
+/// ``ContextChangeInbox`` (drained once per loop) and its ``StateDirectory/Desk`` (questions
+/// about users, answered in the loop).
 final class GatewayWorker {
     /// Where one owned input partition stands.
     /// A class, not a struct: a partition (its state included) is never copied by reading it out
@@ -85,7 +85,7 @@ final class GatewayWorker {
     let configuration: GatewayConfiguration
     let cache: ContextCache
     let inbox: ContextChangeInbox
-    let badgeDesk: BadgeDirectory.Desk
+    let desk: StateDirectory.Desk
     let metrics: GatewayMetrics
     let progress: GatewayProgress
     /// The worker's share of readiness (one of ``progress``'s).
@@ -160,7 +160,7 @@ final class GatewayWorker {
     /// - Throws: ``KafkaError`` when a client cannot be made.
     init(
         index: Int, configuration: GatewayConfiguration, instanceTag: String, cache: ContextCache,
-        inbox: ContextChangeInbox, badgeDesk: BadgeDirectory.Desk, metrics: GatewayMetrics,
+        inbox: ContextChangeInbox, desk: StateDirectory.Desk, metrics: GatewayMetrics,
         progress: GatewayProgress, logger: Logger, shouldStop: @escaping @Sendable () -> Bool,
         onReady: @escaping @Sendable () -> Void
     ) throws(KafkaError) {
@@ -187,7 +187,7 @@ final class GatewayWorker {
         self.configuration = configuration
         self.cache = cache
         self.inbox = inbox
-        self.badgeDesk = badgeDesk
+        self.desk = desk
         self.metrics = metrics
         self.progress = progress
         self.health = progress.workers[index]
@@ -217,9 +217,9 @@ final class GatewayWorker {
     ///   instance down.
     func run() throws(KafkaError) {
         guard try self.start() else { return }
-        self.badgeDesk.open(waker: self.consumer.waker)
+        self.desk.open(waker: self.consumer.waker)
         defer {
-            self.badgeDesk.close()
+            self.desk.close()
             self.consumer.close()
             self.restorer.close()
         }
@@ -246,18 +246,18 @@ final class GatewayWorker {
                 try self.applyContextChanges()
                 try self.applyExpirations()
                 self.outputs.producer.poll()
-                if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0) } }
+                if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {
                     let started = ContinuousClock.now
                     try self.commit()
                     let ended = ContinuousClock.now
                     self.timing.committing += ended - started
                     self.commitSchedule.committed(started: started, ended: ended)
-                    self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
+                    self.desk.answer { self.reply(to: $0, committed: true) }
                 }
             } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
-                self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) }
+                self.desk.answer { self.reply(to: $0, committed: true) }
                 if error.isGroupMembershipChange {
                     self.replayBackoff.reset()  // the rebalance resolves it: serve it at once
                 } else {
@@ -314,7 +314,7 @@ final class GatewayWorker {
         let started = ContinuousClock.now
         let end = started + pause
         while !self.shouldStop(), ContinuousClock.now < end {
-            if self.badgeDesk.hasQuestions { self.badgeDesk.answer { self.badgeReply(userID: $0, committed: true) } }
+            if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0, committed: true) } }
             usleep(useconds_t(max(1, min(20_000, (end - ContinuousClock.now) / .microseconds(1)))))
         }
         self.metrics.replayBackoff.increment(by: (ContinuousClock.now - started) / .seconds(1))
@@ -350,12 +350,31 @@ final class GatewayWorker {
     /// The user's committed badges, when a partition of this worker holds the user: at once when
     /// the partition has no uncommitted changes or `committed` says the state is as committed
     /// (right after a commit or an abort), else after the next commit.
-    private func badgeReply(userID: String, committed: Bool = false) -> BadgeDirectory.Reply {
-        for progress in self.partitions.values where progress.state.contains(userID: userID) {
+    private func reply(to question: StateDirectory.Question, committed: Bool = false) -> StateDirectory.Reply {
+        for (partition, progress) in self.partitions where progress.state.contains(userID: question.userID) {
             guard committed || !progress.state.hasChanges else { return .afterCommit }
-            return .owned(progress.state.badges(userID: userID))
+            switch question.kind {
+            case .badges:
+                return .owned(.badges(progress.state.badges(userID: question.userID)))
+            case .history(let query):
+                var page = progress.state.history(userID: question.userID, query: query)
+                for index in page.items.indices { page.items[index].source = self.source(page.items[index], partition) }
+                return .owned(.history(page))
+            case .notification(let id):
+                var lookup = progress.state.historyItem(userID: question.userID, notificationID: id)
+                if case .found(var item) = lookup {
+                    item.source = self.source(item, partition)
+                    lookup = .found(item)
+                }
+                return .owned(.notification(lookup))
+            }
         }
         return .notOwned(held: Array(self.partitions.keys))
+    }
+
+    /// The `focusgate-source` of a remembered notification's input record.
+    private func source(_ item: HistoryItem, _ partition: Int32) -> String? {
+        item.sourceOffset.map { "\(self.configuration.topics.notifications)/\(partition)/\($0)" }
     }
 
     func checkFatal() throws(KafkaError) {

@@ -96,7 +96,7 @@ public struct FocusGateServer: Sendable {
                 peers: self.configuration.adminPeers),
             store: store,
             publisher: KafkaInvalidationPublisher(producer: producer, topic: self.configuration.topics.invalidations),
-            badges: gateway.badges,
+            users: gateway.directory,
             registry: registry,
             logger: self.logger,
             readiness: {

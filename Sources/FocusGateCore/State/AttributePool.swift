@@ -10,8 +10,8 @@ struct EntryAttributes: Hashable {
     var isNone: Bool { self.criteria == nil && self.sender == nil && self.thread == nil }
 }
 
-/// What a summary lists of a silenced notification (docs/focus-schedules.md, Summaries): unique
-/// to it, so kept beside the entry (``PartitionState/summaryItems``), not interned.
+/// What a summary lists of a silenced notification (docs/focus-schedules.md, Summaries), read
+/// from its ``DecisionRecord``.
 struct SilencedItem: Hashable {
     var id: String
     /// The input record's offset in its partition (`focusgate-source`); `-1`: not known.

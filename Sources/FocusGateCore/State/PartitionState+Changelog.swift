@@ -27,7 +27,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'E'` id-hash (8, LE) user | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus) or `0`; not extended: the sender only when the notification named one |
+/// | entry | `00 'I'` id length, id, user (`00 'E'` id-hash (8, LE) user: written before ids were kept) | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge, 32: and what they were counted under, 64: the decision follows: reason, context version + 1, Focus, source offset + 1), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus; `E` keys only) or `0`; not extended: the sender only when the notification named one |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge; only when the app's newest unread entry is not written with them |
 /// | user's counts | `00 'U'` user | per app that published: ordinal, sequence, badge; instead of `A` records when several apps need one |
@@ -39,6 +39,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 /// newest entries by arrival.
 extension PartitionState {
     static let entryKind = UInt8(ascii: "E")
+    static let idEntryKind = UInt8(ascii: "I")
     static let nameKind = UInt8(ascii: "N")
     static let countsKind = UInt8(ascii: "A")
     static let userCountsKind = UInt8(ascii: "U")
@@ -93,10 +94,18 @@ extension PartitionState {
             key.removeAll(keepingCapacity: true)
             value.removeAll(keepingCapacity: true)
             switch change {
-            case .entry(let user, let idHash, let index):
+            case .entry(let user, let idHash, let index, let id):
                 key.append(0)
-                key.append(Self.entryKind)
-                withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
+                if var id {
+                    key.append(Self.idEntryKind)
+                    id.withUTF8 { bytes in
+                        Self.writeVarint(UInt64(bytes.count), to: &key)
+                        key.append(contentsOf: bytes)
+                    }
+                } else {
+                    key.append(Self.entryKind)
+                    withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
+                }
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 let entry = self.entries[Int(index)]
                 // Not where it was: gone (a later change puts it back if it was added again).
@@ -108,7 +117,7 @@ extension PartitionState {
                 self.entries[Int(index)].flags &= ~StateEntry.dirty
                 let carriesCounts = self.carriesCounts(entry, at: index)
                 if carriesCounts { self.apps[Int(entry.app)].flags &= ~AppSlot.dirtyCounts }
-                self.encode(entry, carryingCounts: carriesCounts, to: &value)
+                self.encode(entry, decision: self.decisions[Int(index)], carryingCounts: carriesCounts, to: &value)
                 try write(key, value)
             case .senders(let user):
                 let ring = self.users[Int(user)].senderRing
@@ -269,12 +278,15 @@ extension PartitionState {
         return app.unreadTail == index && app.sequence > 0
     }
 
-    private func encode(_ entry: StateEntry, carryingCounts: Bool, to value: inout [UInt8]) {
+    private func encode(_ entry: StateEntry, decision: DecisionRecord, carryingCounts: Bool, to value: inout [UInt8]) {
         let attributes = self.attributes[entry.attributes]
-        let item = entry.has(StateEntry.silenced) ? self.summaryItem(of: entry) : nil
+        // A record keyed by the id's hash names a silenced notification's id in its summary item;
+        // one keyed by the id has it in the key, and the rest of the item in the decision.
+        let item = decision.summarizable && decision.hashKeyed && decision.id != nil ? decision : nil
         // Only an entry with a thread or a summary item takes the extended form: others are
         // written as before summaries existed.
         let extended = attributes.thread != nil || item != nil
+        let decided = decision.isKnown
         var flags: UInt8 = 0
         if entry.has(StateEntry.unread) { flags |= 1 }
         if entry.has(StateEntry.silenced) { flags |= 2 }
@@ -283,6 +295,7 @@ extension PartitionState {
         if carryingCounts { flags |= 16 }
         let countedUnder = carryingCounts ? Self.countedContext(of: self.apps[Int(entry.app)]) : nil
         if countedUnder != nil { flags |= 32 }
+        if decided { flags |= 64 }
         value.append(flags)
         if carryingCounts {
             let app = self.apps[Int(entry.app)]
@@ -290,7 +303,18 @@ extension PartitionState {
             Self.writeVarint(UInt64(app.badge), to: &value)
             if let countedUnder { Self.writeCountedContext(countedUnder, to: &value) }
         }
-        Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
+        if decided {
+            // How it was decided: the reason (+ 128: a summary may list it), the context version
+            // + 1 (`0`: none), the Focus on, the input's offset + 1 (`0`: not known).
+            value.append(decision.reason | (decision.summarizable ? 0x80 : 0))
+            Self.writeVarint(decision.contextVersion < 0 ? 0 : UInt64(decision.contextVersion) + 1, to: &value)
+            Self.writeOptionalString(self.focusName(decision.focus), to: &value)
+            Self.writeVarint(UInt64(bitPattern: decision.sourceOffset &+ 1), to: &value)
+            // The app of a read notification too: the history names it.
+            Self.writeVarint(UInt64(decision.appOrdinal), to: &value)
+        } else {
+            Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
+        }
         Self.writeVarint(UInt64(entry.arrival), to: &value)
         Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
         value.append(entry.relevance)
@@ -302,7 +326,7 @@ extension PartitionState {
                 value.append(1)
                 Self.writeOptionalString(item.id, to: &value)
                 Self.writeVarint(UInt64(bitPattern: item.sourceOffset &+ 1), to: &value)
-                Self.writeOptionalString(item.focus, to: &value)
+                Self.writeOptionalString(self.focusName(item.focus), to: &value)
             } else {
                 value.append(0)
             }

@@ -15,8 +15,8 @@ extension PartitionState {
     ///   - repeatedWindowMilliseconds: `people.repeatedWindowSeconds`, in milliseconds.
     ///   - nowMilliseconds: The decision time, for expiry and `decided-at`.
     ///   - sentAtMilliseconds: The record timestamp.
-    ///   - sourceOffset: The record's offset in the partition, kept with a silenced notification
-    ///     for summaries; `-1`: not known.
+    ///   - sourceOffset: The record's offset in the partition, kept with the notification for its
+    ///     user's history and summaries; `-1`: not known.
     /// - Returns: The decision, and whether the event was a duplicate (then nothing changed).
     public mutating func decide(
         _ event: NotificationEvent, lookup: ContextLookup, defaultRateLimits: RateLimitPolicy,
@@ -73,7 +73,7 @@ extension PartitionState {
         }
         let admission = self.admitNotification(
             event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
-            nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced,
+            nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced, decision: decision,
             sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows, sourceOffset: sourceOffset
         )
         return (decision, admission)

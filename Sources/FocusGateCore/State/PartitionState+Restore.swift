@@ -30,7 +30,15 @@ extension PartitionState {
             var idHash: UInt64 = 0
             for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[10...]))
-            try self.restoreEntry(user: user, idHash: idHash, value: value)
+            try self.restoreEntry(user: user, idHash: idHash, id: nil, value: value)
+        case Self.idEntryKind:
+            let length = try reader.varint()
+            guard length > 0, length <= UInt64(key.count - reader.index) else {
+                throw StateFormatError(code: .malformed, message: "entry key's id")
+            }
+            let id = try reader.string(length: length)
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[reader.index...]))
+            try self.restoreEntry(user: user, idHash: Self.idHash(id), id: id, value: value)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
@@ -76,7 +84,8 @@ extension PartitionState {
         return self.restoreLastUser
     }
 
-    private mutating func restoreEntry(user: UInt32, idHash: UInt64, value: UnsafeRawBufferPointer?)
+    /// `id`: the notification id the key holds; `nil` for a key with the id's hash alone.
+    private mutating func restoreEntry(user: UInt32, idHash: UInt64, id: String?, value: UnsafeRawBufferPointer?)
         throws(StateFormatError)
     {
         let existing = self.findEntry(user: user, idHash: idHash)
@@ -96,7 +105,25 @@ extension PartitionState {
         // with what the app's badge was counted under.
         let counts = flags & 16 != 0 ? (sequence: try reader.varint(), badge: try reader.varint()) : nil
         let countedUnder = flags & 32 != 0 ? try reader.countedContext(focus: try reader.byte()) : nil
+        // Flag 64: how it was decided (records written before that was kept leave it unknown).
+        var decision = DecisionRecord.unknown
+        decision.id = id
+        decision.hashKeyed = id == nil
+        if flags & 64 != 0 {
+            let byte = try reader.byte()
+            let reason = byte & 0x7F
+            decision.summarizable = byte & 0x80 != 0
+            let version = try reader.varint()
+            guard Int(reason) <= Decision.Reason.all.count, version <= UInt64(Int64.max) else {
+                throw StateFormatError(code: .malformed, message: "entry decision")
+            }
+            decision.reason = reason
+            decision.contextVersion = version == 0 ? .min : Int64(version - 1)
+            decision.focus = self.focusNumber(try reader.optionalString())
+            decision.sourceOffset = Int64(bitPattern: try reader.varint()) &- 1
+        }
         let ordinal = try reader.varint()
+        if flags & 64 != 0, ordinal < UInt64(UInt32.max) { decision.appOrdinal = UInt32(ordinal) }
         let arrival = try reader.varint()
         let decidedAt = Int64(bitPattern: try reader.varint())
         let relevance = try reader.byte()
@@ -111,6 +138,11 @@ extension PartitionState {
                 }
                 let offset = Int64(bitPattern: try reader.varint()) &- 1
                 item = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
+                decision.summarizable = true
+                if decision.id == nil {
+                    decision.id = id
+                    decision.sourceOffset = offset
+                }
             }
         } else if !reader.isAtEnd {
             guard let sender = try reader.optionalString(), !sender.isEmpty else {
@@ -130,7 +162,7 @@ extension PartitionState {
                 user: user, ordinal: UInt32(ordinal), sequence: counts.sequence, badge: UInt32(counts.badge),
                 countedUnder: countedUnder)
         }
-        if let item { self.summaryItems[EntryKey(user: user, idHash: idHash)] = item }
+        if let item, decision.focus == 0 { decision.focus = self.focusNumber(item.focus) }
         // Until finishRestore links them, `app` holds the app's ordinal (0: none).
         var entry = StateEntry.free
         entry.idHash = idHash
@@ -145,14 +177,17 @@ extension PartitionState {
         entry.relevance = relevance
         if let existing {
             self.entries[Int(existing)] = entry
+            self.decisions[Int(existing)] = decision
         } else if self.freeEntry != StateIndex.none {
             let reused = self.freeEntry
             self.freeEntry = self.entries[Int(reused)].windowNext
             self.entries[Int(reused)] = entry
+            self.decisions[Int(reused)] = decision
             self.insertSlot(reused)
             self.liveEntries += 1
         } else {
             self.entries.append(entry)
+            self.decisions.append(decision)
             self.insertSlot(UInt32(self.entries.count - 1))
             self.liveEntries += 1
         }

@@ -101,15 +101,17 @@ extension PartitionState {
     /// Adds a new notification: indexed, newest in the user's window and its app's unread list.
     /// Then the window and the unread list are trimmed to their bounds (`context`: the one the
     /// app was just counted under).
-    mutating func addEntry(_ new: StateEntry, context: CompiledFocusContext?, nowMilliseconds: Int64) {
+    mutating func addEntry(
+        _ new: StateEntry, decision: DecisionRecord, context: CompiledFocusContext?, nowMilliseconds: Int64
+    ) {
         var new = new
         let user = new.user
         let app = new.app
         new.arrival = self.users[Int(user)].nextArrival
         new.flags |= StateEntry.dirty
         new.unreadPrev = self.apps[Int(app)].unreadTail
-        let entry = self.allocateEntry(new)
-        self.changes.append(.entry(user: user, idHash: new.idHash, at: entry))
+        let entry = self.allocateEntry(new, decision: decision)
+        self.changes.append(.entry(user: user, idHash: new.idHash, at: entry, id: decision.changelogID))
 
         let windowTail = self.users[Int(user)].windowTail
         if windowTail != StateIndex.none { self.modifyEntry(windowTail) { $0.windowNext = entry } }
@@ -285,15 +287,18 @@ extension PartitionState {
     }
 
     /// Stores a new entry (reusing a free one) and indexes it.
-    private mutating func allocateEntry(_ new: StateEntry) -> UInt32 {
+    private mutating func allocateEntry(_ new: StateEntry, decision: DecisionRecord) -> UInt32 {
         let entry: UInt32
         if self.freeEntry != StateIndex.none {
             entry = self.freeEntry
             self.freeEntry = self.entries[Int(entry)].windowNext
             self.modifyEntry(entry) { $0 = new }
+            if Int(entry) < self.committed.entries { self.undo.append(.decision(entry, self.decisions[Int(entry)])) }
+            self.decisions[Int(entry)] = decision
         } else {
             entry = UInt32(self.entries.count)
             self.entries.append(new)
+            self.decisions.append(decision)
         }
         self.insertSlot(entry)
         self.liveEntries += 1
@@ -305,7 +310,8 @@ extension PartitionState {
         let released = self.entries[Int(entry)]
         self.unindex(entry)
         if !released.has(StateEntry.dirty) {
-            self.changes.append(.entry(user: released.user, idHash: released.idHash, at: entry))
+            self.changes.append(
+                .entry(user: released.user, idHash: released.idHash, at: entry, id: self.decisions[Int(entry)].changelogID))
         }
         let freeEntry = self.freeEntry
         self.modifyEntry(entry) { freed in
@@ -391,7 +397,9 @@ extension PartitionState {
         guard !self.entries[Int(entry)].has(StateEntry.dirty) else { return }
         self.entries[Int(entry)].flags |= StateEntry.dirty
         self.changes.append(
-            .entry(user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash, at: entry))
+            .entry(
+                user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash, at: entry,
+                id: self.decisions[Int(entry)].changelogID))
     }
 
     private mutating func markName(_ app: UInt32) {

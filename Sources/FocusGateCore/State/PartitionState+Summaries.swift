@@ -30,7 +30,7 @@ extension PartitionState {
             while entry != StateIndex.none {
                 let candidate = self.entries[Int(entry)]
                 if candidate.has(StateEntry.silenced) && !candidate.has(StateEntry.summarized),
-                    let item = self.summaryItem(of: candidate),
+                    let item = self.summaryItem(at: entry),
                     isSummaryTime || (policy.atFocusEnd && item.focus != nil && item.focus != focusNow)
                 {
                     picked.append((entry, item))
@@ -56,19 +56,28 @@ extension PartitionState {
         }
     }
 
-    /// The summary item of a silenced entry; `nil` for one restored from before summaries.
-    func summaryItem(of entry: StateEntry) -> SilencedItem? {
-        self.summaryItems[EntryKey(user: entry.user, idHash: entry.idHash)]
+    /// What a summary lists of a silenced entry; `nil` for one silenced while the user wanted no
+    /// summaries, or restored from a record without its id.
+    func summaryItem(at entry: UInt32) -> SilencedItem? {
+        let record = self.decisions[Int(entry)]
+        guard record.summarizable, let id = record.id else { return nil }
+        return SilencedItem(id: id, sourceOffset: record.sourceOffset, focus: self.focusName(record.focus))
     }
 
-    /// Drops the items whose silenced entry is gone (read, dropped, left the window, rolled back).
-    mutating func sweepSummaryItems() {
-        self.summaryItems = self.summaryItems.filter { key, _ in
-            self.findEntry(user: key.user, idHash: key.idHash).map {
-                self.entries[Int($0)].has(StateEntry.silenced)
-            } ?? false
-        }
-        self.summaryItemsAfterSweep = self.summaryItems.count
+    /// The number of a Focus name in ``focusNames`` + 1 (`0`: none), adding it when new. A
+    /// partition sees few names: past 65,534 of them, the rest are not kept.
+    mutating func focusNumber(_ name: String?) -> UInt16 {
+        guard let name else { return 0 }
+        if let number = self.focusNumbers[name] { return number }
+        guard self.focusNames.count < Int(UInt16.max) - 1 else { return 0 }
+        self.focusNames.append(name)
+        let number = UInt16(self.focusNames.count)
+        self.focusNumbers[name] = number
+        return number
+    }
+
+    func focusName(_ number: UInt16) -> String? {
+        number == 0 ? nil : self.focusNames[Int(number) - 1]
     }
 
     private func summary(

@@ -43,11 +43,11 @@ public struct PartitionState {
     var statusUpdates: [FocusStatusUpdate] = []
     var statusUpdateIndex: [UInt32: Int] = [:]
     var summaries: [FocusSummary] = []
-    /// What a summary lists of each silenced notification, by the entry's (user, id hash): set
-    /// when the entry is made (or restored) and never changed, so an abort needs no undo; items
-    /// whose entry is gone are swept at a commit when the table has doubled.
-    var summaryItems: [EntryKey: SilencedItem] = [:]
-    var summaryItemsAfterSweep = 0
+    /// How each entry was decided, at the entry's index (what the history and summaries say).
+    var decisions: [DecisionRecord] = []
+    /// The Focus names decisions were made under, each kept once (``DecisionRecord/focus``).
+    var focusNames: [String] = []
+    var focusNumbers: [String: UInt16] = [:]
     var transitionQueue = TransitionQueue()
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
@@ -159,7 +159,8 @@ public struct PartitionState {
             return self.admitNotification(
                 event, user: user, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
                 person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
-                silenced: silenced, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, rateLimits: rateLimits,
+                silenced: silenced, decision: nil, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds,
+                rateLimits: rateLimits,
                 rateWindows: rateLimits.isActive
                     ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces(),
                 sourceOffset: sourceOffset)
@@ -191,8 +192,8 @@ public struct PartitionState {
     /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once.
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
-        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, sentAtMilliseconds: Int64,
-        rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
+        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, decision: Decision?,
+        sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
         let idHash = Self.idHash(event.id)
         if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
@@ -212,11 +213,13 @@ public struct PartitionState {
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
-        // Kept only for a user who wants summaries: the rest pay nothing for them.
-        if silenced, context?.summaries != nil {
-            self.summaryItems[EntryKey(user: user, idHash: idHash)] = SilencedItem(
-                id: event.id, sourceOffset: sourceOffset, focus: context?.focusOn(atMilliseconds: nowMilliseconds))
-        }
+        let record = DecisionRecord(
+            id: event.id, sourceOffset: sourceOffset, contextVersion: decision?.contextVersion ?? .min,
+            appOrdinal: self.apps[Int(app)].ordinal,
+            focus: self.focusNumber(decision?.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil)),
+            reason: decision.map { UInt8($0.reason.index + 1) } ?? 0,
+            // Listed by summaries only for a user who wants them: the rest pay nothing for them.
+            summarizable: silenced && context?.summaries != nil, hashKeyed: false)
         self.addEntry(
             StateEntry(
                 idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
@@ -225,7 +228,7 @@ public struct PartitionState {
                 arrival: 0, windowNext: StateIndex.none,
                 unreadPrev: StateIndex.none, unreadNext: StateIndex.none, flags: flags,
                 relevance: StateEntry.relevanceByte(event.relevanceScore)),
-            context: context, nowMilliseconds: nowMilliseconds)
+            decision: record, context: context, nowMilliseconds: nowMilliseconds)
         return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
     }
 
@@ -295,7 +298,7 @@ public struct PartitionState {
         for change in self.changes {
             let user: UInt32
             switch change {
-            case .entry(let number, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
+            case .entry(let number, _, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
                 .senders(let number), .rateWindows(let number), .transition(let number), .status(let number):
                 user = number
             }
@@ -312,9 +315,6 @@ public struct PartitionState {
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
         if self.attributes.needsCollection { self.collectAttributes() }
-        if self.summaryItems.count >= 1024 && self.summaryItems.count >= 2 * self.summaryItemsAfterSweep {
-            self.sweepSummaryItems()
-        }
         self.committed = self.commitPoint
     }
 
@@ -323,7 +323,7 @@ public struct PartitionState {
     mutating func clearMarks(of start: Int) {
         for change in self.changes[start...] {
             switch change {
-            case .entry(_, _, let entry):
+            case .entry(_, _, let entry, _):
                 self.entries[Int(entry)].flags &= ~StateEntry.dirty
             case .appName(let user, let ordinal, let at), .appCounts(let user, let ordinal, let at):
                 if let app = self.app(user: user, ordinal: ordinal, at: at) {
@@ -361,6 +361,7 @@ public struct PartitionState {
         for record in self.undo.reversed() {
             switch record {
             case .entry(let index, let entry): self.entries[Int(index)] = entry
+            case .decision(let index, let decision): self.decisions[Int(index)] = decision
             case .app(let index, let app): self.apps[Int(index)] = app
             case .user(let index, let user): self.users[Int(index)] = user
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
@@ -373,6 +374,7 @@ public struct PartitionState {
         self.senderRings.removeSubrange(self.committed.senderRings...)
         self.rateWindows.removeSubrange(self.committed.rateWindows...)
         self.entries.removeSubrange(self.committed.entries...)
+        self.decisions.removeSubrange(self.committed.entries...)
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)
         for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }

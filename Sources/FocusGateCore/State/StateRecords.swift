@@ -64,6 +64,43 @@ struct StateEntry {
     }
 }
 
+/// How a remembered notification was decided, kept beside its entry (the same index in
+/// `PartitionState.decisions`): what the user's history and a silenced notification's summary say
+/// of it. Unique to each notification, so not interned. Set when the entry is made or restored and
+/// not changed while the entry lives; a rollback puts back the record of a reused entry.
+struct DecisionRecord {
+    /// The notification id; `nil` for an entry restored from a record that held only its hash.
+    var id: String?
+    /// The input record's offset in its partition (`focusgate-source`); `-1`: not known.
+    var sourceOffset: Int64
+    /// The context version decided under; `Int64.min`: none, or not known.
+    var contextVersion: Int64
+    /// The app's ordinal within the user; `0`: not known.
+    var appOrdinal: UInt32
+    /// The Focus on when decided: its number in `PartitionState.focusNames` + 1; `0`: none.
+    var focus: UInt16
+    /// ``Decision/Reason/index`` + 1; `0`: not known (restored from before reasons were kept).
+    var reason: UInt8
+    /// Silenced for a user who wanted summaries then: a summary may list it.
+    var summarizable: Bool
+    /// Its changelog key holds the id's hash, not the id (it was restored from such a record):
+    /// it is written, and removed, under that key.
+    var hashKeyed: Bool
+
+    /// Whether it holds anything beyond the id: what the changelog writes after the flags.
+    var isKnown: Bool {
+        self.reason != 0 || self.summarizable || self.focus != 0 || self.sourceOffset >= 0
+            || self.contextVersion != .min
+    }
+
+    /// The id its changelog key holds; `nil`: the key holds the id's hash.
+    var changelogID: String? { self.hashKeyed ? nil : self.id }
+
+    static let unknown = DecisionRecord(
+        id: nil, sourceOffset: -1, contextVersion: .min, appOrdinal: 0, focus: 0, reason: 0, summarizable: false,
+        hashKeyed: true)
+}
+
 /// One (user, app): its unread list, the badge counted now and the badge last published. Plain
 /// data (the app id is kept beside it, in `PartitionState.appIDBySlot`), so copies and before-images
 /// cost no reference counting.
@@ -280,6 +317,8 @@ struct RateWindowPlaces {
 /// A before-image in the undo log: what a record was at the commit (or at its first change since).
 enum StateUndo {
     case entry(UInt32, StateEntry)
+    /// The decision record of an entry reused since the commit.
+    case decision(UInt32, DecisionRecord)
     case app(UInt32, AppSlot)
     case user(UInt32, UserSlot)
     /// A freed app slot reused for another app.
@@ -293,7 +332,9 @@ enum StateUndo {
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
 /// the key is what counts (the slot may have been freed or reused since).
 enum StateChange: Hashable {
-    case entry(user: UInt32, idHash: UInt64, at: UInt32)
+    /// `id`: the notification id its key holds; `nil`: the key holds the id's hash (an entry
+    /// restored from such a record).
+    case entry(user: UInt32, idHash: UInt64, at: UInt32, id: String?)
     /// `at`: the app's slot when the change was made, checked before use (``PartitionState/app(user:ordinal:at:)``).
     case appName(user: UInt32, ordinal: UInt32, at: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32, at: UInt32)

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+@testable import FocusGateCore
+
+/// A user's history in the partition state: what it remembers of each notification and how it
+/// was decided, across the changelog and from records written before decisions were kept.
+@Suite("History")
+struct HistoryTests {
+    /// Work: chat filtered by `work`, mail silenced, Bob silenced, at most 2 deliveries a minute.
+    static func work(version: Int64) throws -> CompiledFocusContext {
+        var compiler = FocusContextCompiler()
+        return try compiler.compile(
+            FocusContext(
+                userID: "u", version: version, focus: "Work",
+                apps: [
+                    "chat": .init(filterPredicate: "SELF == 'work'"), "mail": .init(silenced: true),
+                ],
+                people: .init(silenced: ["bob"]),
+                rateLimits: .init(perUser: .init(max: 2, windowSeconds: 60), exempt: [])))
+    }
+
+    static func event(
+        _ id: String, app: String = "chat", criteria: String? = "work", sender: String? = nil,
+        level: InterruptionLevel = .active
+    ) -> NotificationEvent {
+        NotificationEvent(
+            id: id, userID: "u", appID: app, filterCriteria: criteria, interruptionLevel: level, senderID: sender)
+    }
+
+    /// One notification of each reason, decided as the worker decides (input offsets 10, 11, …).
+    static func everyReason(_ state: inout PartitionState) throws -> [String: Decision] {
+        let work = try Self.work(version: 7)
+        var decisions: [String: Decision] = [:]
+        let events: [(NotificationEvent, CompiledFocusContext?)] = [
+            (Self.event("n-match"), work),  // predicate-match (1 delivery)
+            (Self.event("n-mismatch", criteria: "home"), work),  // predicate-mismatch
+            (Self.event("n-app", app: "mail"), work),  // app-silenced
+            (Self.event("n-person", sender: "bob"), work),  // person-silenced
+            (Self.event("n-critical", app: "mail", level: .critical), work),  // breakthrough (2 deliveries)
+            (Self.event("n-limited"), work),  // rate-limited: the third delivery in the minute
+            (Self.event("n-free"), nil),  // no-focus
+        ]
+        for (offset, (event, context)) in events.enumerated() {
+            decisions[event.id] =
+                state.decide(
+                    event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                    nowMilliseconds: 1_000 + Int64(offset), sentAtMilliseconds: 1_000 + Int64(offset),
+                    sourceOffset: 10 + Int64(offset)
+                ).decision
+        }
+        return decisions
+    }
+
+    @Test("each remembered notification answers how it was decided, as the decision said; newest first")
+    func everyReasonListed() throws {
+        var state = PartitionState()
+        let decisions = try Self.everyReason(&state)
+        #expect(
+            Set(decisions.values.map(\.reason)) == [
+                .predicateMatch, .predicateMismatch, .appSilenced, .personSilenced, .breakthroughCritical,
+                .rateLimited, .noFocus,
+            ])
+        let page = state.history(userID: "u", query: HistoryQuery(limit: 100))
+        #expect(
+            page.items.map(\.notificationID) == [
+                "n-free", "n-limited", "n-critical", "n-person", "n-app", "n-mismatch", "n-match",
+            ])
+        #expect(page.nextCursor == nil)
+        for item in page.items {
+            let decision = try #require(decisions[item.notificationID!])
+            #expect(item.outcome == decision.outcome, "\(item.notificationID!)")
+            #expect(item.reason == decision.reason, "\(item.notificationID!)")
+            #expect(item.focus == decision.focus, "\(item.notificationID!)")
+            #expect(item.contextVersion == decision.contextVersion, "\(item.notificationID!)")
+            #expect(item.unread && !item.summarized)
+            #expect(state.historyItem(userID: "u", notificationID: item.notificationID!) == .found(item))
+        }
+        let limited = try #require(page.items.first { $0.notificationID == "n-limited" })
+        #expect(limited.focus == "Work" && limited.contextVersion == 7 && limited.sourceOffset == 15)
+        #expect(limited.appID == "chat" && limited.decidedAtMilliseconds == 1_005)
+        // Whether each counts in its app's badge now: chat was recounted with no Focus on (n-free),
+        // so all of its count; mail's badge still stands as Work counted it.
+        #expect(page.items.first { $0.notificationID == "n-mismatch" }?.countedInBadge == true)
+        #expect(page.items.first { $0.notificationID == "n-app" }?.countedInBadge == false)
+        let free = try #require(page.items.first)
+        #expect(free.focus == nil && free.contextVersion == nil && free.reason == .noFocus)
+    }
+
+    @Test("pages by cursor, filters by app and decision; an unknown id says whether anything was let go")
+    func pagesAndFilters() throws {
+        var state = PartitionState(dedupeWindow: 4)
+        _ = try Self.everyReason(&state)
+        let first = state.history(userID: "u", query: HistoryQuery(limit: 2))
+        // The window keeps 4; the three older ones are still unread, so still remembered.
+        #expect(first.items.map(\.notificationID) == ["n-free", "n-limited"])
+        let second = state.history(userID: "u", query: HistoryQuery(limit: 2, before: first.nextCursor))
+        #expect(second.items.map(\.notificationID) == ["n-critical", "n-person"])
+        let silencedMail = state.history(
+            userID: "u", query: HistoryQuery(limit: 10, appID: "mail", outcome: .silenced))
+        #expect(silencedMail.items.map(\.notificationID) == ["n-app"])
+        #expect(state.historyItem(userID: "u", notificationID: "never") == .notRemembered(forgotten: false))
+        #expect(state.historyItem(userID: "nobody", notificationID: "n-match") == .notRemembered(forgotten: false))
+        // Read, n-match leaves: it is out of the window and no longer unread.
+        _ = state.admit(
+            NotificationEvent(kind: .read, id: "r", userID: "u", appID: "chat", notificationIDs: ["n-match"]),
+            context: nil, nowMilliseconds: 2_000)
+        #expect(state.historyItem(userID: "u", notificationID: "n-match") == .notRemembered(forgotten: true))
+        #expect(state.history(userID: "u", query: HistoryQuery(limit: 100)).items.count == 6)
+    }
+
+    @Test("the decisions survive the changelog, read ones with their app; a rollback leaves none behind")
+    func changelog() throws {
+        var state = PartitionState()
+        _ = try Self.everyReason(&state)
+        _ = state.admit(
+            NotificationEvent(kind: .read, id: "r", userID: "u", appID: "mail", notificationIDs: ["n-app"]),
+            context: nil, nowMilliseconds: 2_000)
+        let before = state.history(userID: "u", query: HistoryQuery(limit: 100))
+        let log = FocusScheduleTests.changelog(&state)
+        #expect(log.allSatisfy { $0.0[1] != UInt8(ascii: "E") }, "entries are keyed by their ids")
+        let restored = try FocusScheduleTests.restored(log)
+        let after = restored.history(userID: "u", query: HistoryQuery(limit: 100))
+        #expect(after == before)
+        let read = try #require(after.items.first { $0.notificationID == "n-app" })
+        #expect(!read.unread && read.appID == "mail" && read.reason == .appSilenced)
+
+        // Rolled back, a notification is not in the history (nor the changelog).
+        _ = state.decide(
+            Self.event("n-late"), lookup: .available(nil), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+            nowMilliseconds: 3_000, sentAtMilliseconds: 3_000, sourceOffset: 40)
+        state.rollback()
+        #expect(state.history(userID: "u", query: HistoryQuery(limit: 100)) == before)
+        #expect(state.historyItem(userID: "u", notificationID: "n-late") == .notRemembered(forgotten: false))
+    }
+
+    @Test("an entry written before ids and decisions were kept restores with them absent, and goes under its own key")
+    func olderRecords() throws {
+        // The form keyed by the id's hash: unread, app 1, arrival 0, decided at 1000, criteria "x".
+        var key: [UInt8] = [0, UInt8(ascii: "E")]
+        withUnsafeBytes(of: PartitionState.idHash("old").littleEndian) { key.append(contentsOf: $0) }
+        key.append(contentsOf: "u".utf8)
+        var value: [UInt8] = [1, 1, 0]
+        PartitionState.writeVarint(1_000, to: &value)
+        value += [0, 2, UInt8(ascii: "x")]
+        var state = PartitionState(dedupeWindow: 1)
+        try state.restore(key: [0, UInt8(ascii: "N"), 1] + Array("u".utf8), value: Array("chat".utf8))
+        try state.restore(key: key, value: value)
+        state.finishRestore()
+        let item = try #require(state.history(userID: "u", query: HistoryQuery(limit: 10)).items.first)
+        #expect(item.notificationID == nil && item.reason == nil && item.focus == nil && item.sourceOffset == nil)
+        #expect(item.appID == "chat" && item.unread && item.decidedAtMilliseconds == 1_000)
+        #expect(state.historyItem(userID: "u", notificationID: "old").notificationID == .some(nil))
+        // Read (and out of the one-notification window once another comes), it goes: the
+        // tombstone is its old key, not one with its id.
+        _ = state.admit(
+            NotificationEvent(kind: .read, id: "r", userID: "u", appID: "chat", notificationIDs: ["old"]),
+            context: nil, nowMilliseconds: 2_000)
+        _ = state.admit(Self.event("new"), context: nil, nowMilliseconds: 2_001)
+        var tombstones: [[UInt8]] = []
+        state.writeChanges { key, value in
+            if value == nil && (key[1] == UInt8(ascii: "E") || key[1] == UInt8(ascii: "I")) { tombstones.append(key) }
+        }
+        #expect(tombstones == [key])
+    }
+}
+
+extension HistoryLookup {
+    /// The id of what was found.
+    fileprivate var notificationID: String?? {
+        guard case .found(let item) = self else { return .none }
+        return .some(item.notificationID)
+    }
+}
