@@ -117,7 +117,8 @@ extension PartitionState {
                 self.entries[Int(index)].flags &= ~StateEntry.dirty
                 let carriesCounts = self.carriesCounts(entry, at: index)
                 if carriesCounts { self.apps[Int(entry.app)].flags &= ~AppSlot.dirtyCounts }
-                self.encode(entry, decision: self.decisions[Int(index)], carryingCounts: carriesCounts, to: &value)
+                let decision = self.decisions[Int(index)]
+                self.encode(entry, decision: decision, carryingCounts: carriesCounts, to: &value)
                 try write(key, value)
             case .senders(let user):
                 let ring = self.users[Int(user)].senderRing

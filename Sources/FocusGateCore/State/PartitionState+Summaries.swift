@@ -68,11 +68,17 @@ extension PartitionState {
     /// partition sees few names: past 65,534 of them, the rest are not kept.
     mutating func focusNumber(_ name: String?) -> UInt16 {
         guard let name else { return 0 }
-        if let number = self.focusNumbers[name] { return number }
+        // Most decisions in a row are under the same Focus: a comparison instead of a hash.
+        if self.lastFocus != 0 && self.focusNames[Int(self.lastFocus) - 1] == name { return self.lastFocus }
+        if let number = self.focusNumbers[name] {
+            self.lastFocus = number
+            return number
+        }
         guard self.focusNames.count < Int(UInt16.max) - 1 else { return 0 }
         self.focusNames.append(name)
         let number = UInt16(self.focusNames.count)
         self.focusNumbers[name] = number
+        self.lastFocus = number
         return number
     }
 

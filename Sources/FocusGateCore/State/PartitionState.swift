@@ -48,6 +48,8 @@ public struct PartitionState {
     /// The Focus names decisions were made under, each kept once (``DecisionRecord/focus``).
     var focusNames: [String] = []
     var focusNumbers: [String: UInt16] = [:]
+    /// The Focus number ``focusNumber(_:)`` gave last.
+    var lastFocus: UInt16 = 0
     var transitionQueue = TransitionQueue()
     /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
     var slots: [UInt32] = Array(repeating: 0, count: 64)
