@@ -134,6 +134,33 @@ struct HistoryTests {
         #expect(state.historyItem(userID: "u", notificationID: "n-late") == .notRemembered(forgotten: false))
     }
 
+    @Test("the ids' buffer is compacted after commits once it has doubled: it stays proportional to what is remembered")
+    func idsCompacted() throws {
+        var state = PartitionState(maxUnreadPerApp: 10, dedupeWindow: 10)
+        var log: [([UInt8], [UInt8]?)] = []
+        for index in 0..<20_000 {
+            _ = state.decide(
+                Self.event("notification-\(index)"), lookup: .available(nil), defaultRateLimits: .none,
+                repeatedWindowMilliseconds: 0, nowMilliseconds: Int64(index), sentAtMilliseconds: Int64(index),
+                sourceOffset: Int64(index))
+            if index % 100 == 99 { log += FocusScheduleTests.changelog(&state) }
+        }
+        // 380,000 bytes of ids went through; ten are remembered.
+        #expect(state.idBytes.count < 2 * (1 << 16))
+        let page = state.history(userID: "u", query: HistoryQuery(limit: 100))
+        #expect(page.items.map(\.notificationID) == (19_990..<20_000).reversed().map { "notification-\($0)" })
+        #expect(page.items.map(\.sourceOffset) == (19_990..<20_000).reversed().map { Int64($0) })
+        // A rollback after a compaction puts back the ids as they were.
+        _ = state.decide(
+            Self.event("late"), lookup: .available(nil), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+            nowMilliseconds: 30_000, sentAtMilliseconds: 30_000, sourceOffset: 30_000)
+        state.rollback()
+        #expect(state.history(userID: "u", query: HistoryQuery(limit: 100)) == page)
+        // The changelog of it all, restored: the same ids.
+        let restored = try FocusScheduleTests.restored(log)
+        #expect(restored.history(userID: "u", query: HistoryQuery(limit: 100)).items.map(\.notificationID) == page.items.map(\.notificationID))
+    }
+
     @Test("an entry written before ids and decisions were kept restores with them absent, and goes under its own key")
     func olderRecords() throws {
         // The form keyed by the id's hash: unread, app 1, arrival 0, decided at 1000, criteria "x".

@@ -96,12 +96,11 @@ extension PartitionState {
             switch change {
             case .entry(let user, let idHash, let index, let id):
                 key.append(0)
-                if var id {
+                if id.length > 0 {
                     key.append(Self.idEntryKind)
-                    id.withUTF8 { bytes in
-                        Self.writeVarint(UInt64(bytes.count), to: &key)
-                        key.append(contentsOf: bytes)
-                    }
+                    Self.writeVarint(UInt64(id.length), to: &key)
+                    let start = Int(id.start)
+                    key.append(contentsOf: self.idBytes[start..<start + Int(id.length)])
                 } else {
                     key.append(Self.entryKind)
                     withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
@@ -283,7 +282,7 @@ extension PartitionState {
         let attributes = self.attributes[entry.attributes]
         // A record keyed by the id's hash names a silenced notification's id in its summary item;
         // one keyed by the id has it in the key, and the rest of the item in the decision.
-        let item = decision.summarizable && decision.hashKeyed && decision.id != nil ? decision : nil
+        let item = decision.summarizable && decision.hashKeyed && decision.hasID ? decision : nil
         // Only an entry with a thread or a summary item takes the extended form: others are
         // written as before summaries existed.
         let extended = attributes.thread != nil || item != nil
@@ -325,7 +324,9 @@ extension PartitionState {
             Self.writeOptionalString(attributes.thread, to: &value)
             if let item {
                 value.append(1)
-                Self.writeOptionalString(item.id, to: &value)
+                Self.writeVarint(UInt64(item.idLength) + 1, to: &value)
+                let start = Int(item.idStart)
+                value.append(contentsOf: self.idBytes[start..<start + Int(item.idLength)])
                 Self.writeVarint(UInt64(bitPattern: item.sourceOffset &+ 1), to: &value)
                 Self.writeOptionalString(self.focusName(item.focus), to: &value)
             } else {

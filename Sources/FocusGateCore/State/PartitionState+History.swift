@@ -113,7 +113,7 @@ extension PartitionState {
     public func historyItem(userID: String, notificationID id: String) -> HistoryLookup {
         guard let user = self.userNumbers[userID] else { return .notRemembered(forgotten: false) }
         if let entry = self.findEntry(user: user, idHash: Self.idHash(id)),
-            self.decisions[Int(entry)].id.map({ $0 == id }) ?? true
+            !self.decisions[Int(entry)].hasID || self.hasID(self.decisions[Int(entry)], id)
         {
             return .found(self.historyItem(at: entry))
         }
@@ -153,7 +153,7 @@ extension PartitionState {
             counted = slot.counted == slot.unread ? true : slot.counted == 0 ? false : nil
         }
         return HistoryItem(
-            notificationID: record.id, appID: appID,
+            notificationID: self.notificationID(of: record), appID: appID,
             outcome: entry.has(StateEntry.silenced) ? .silenced : .delivered,
             reason: record.reason == 0 ? nil : Decision.Reason.all[Int(record.reason) - 1],
             focus: self.focusName(record.focus),

@@ -36,9 +36,9 @@ extension PartitionState {
             guard length > 0, length <= UInt64(key.count - reader.index) else {
                 throw StateFormatError(code: .malformed, message: "entry key's id")
             }
-            let id = try reader.string(length: length)
-            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[reader.index...]))
-            try self.restoreEntry(user: user, idHash: Self.idHash(id), id: id, value: value)
+            let idBytes = UnsafeRawBufferPointer(rebasing: key[reader.index..<reader.index + Int(length)])
+            let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[(reader.index + Int(length))...]))
+            try self.restoreEntry(user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
@@ -85,9 +85,9 @@ extension PartitionState {
     }
 
     /// `id`: the notification id the key holds; `nil` for a key with the id's hash alone.
-    private mutating func restoreEntry(user: UInt32, idHash: UInt64, id: String?, value: UnsafeRawBufferPointer?)
-        throws(StateFormatError)
-    {
+    private mutating func restoreEntry(
+        user: UInt32, idHash: UInt64, id: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?
+    ) throws(StateFormatError) {
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
             if let existing {
@@ -107,8 +107,6 @@ extension PartitionState {
         let countedUnder = flags & 32 != 0 ? try reader.countedContext(focus: try reader.byte()) : nil
         // Flag 64: how it was decided (records written before that was kept leave it unknown).
         var decision = DecisionRecord.unknown
-        decision.id = id
-        decision.hashKeyed = id == nil
         if flags & 64 != 0 {
             let byte = try reader.byte()
             let reason = byte & 0x7F
@@ -133,16 +131,13 @@ extension PartitionState {
             attributes.sender = try reader.optionalString()
             attributes.thread = try reader.optionalString()
             if try reader.byte() != 0 {
-                guard let id = try reader.optionalString() else {
+                guard let itemID = try reader.optionalString() else {
                     throw StateFormatError(code: .malformed, message: "summary item without an id")
                 }
                 let offset = Int64(bitPattern: try reader.varint()) &- 1
-                item = SilencedItem(id: id, sourceOffset: offset, focus: try reader.optionalString())
+                item = SilencedItem(id: itemID, sourceOffset: offset, focus: try reader.optionalString())
                 decision.summarizable = true
-                if decision.id == nil {
-                    decision.id = id
-                    decision.sourceOffset = offset
-                }
+                if id == nil { decision.sourceOffset = offset }
             }
         } else if !reader.isAtEnd {
             guard let sender = try reader.optionalString(), !sender.isEmpty else {
@@ -163,6 +158,11 @@ extension PartitionState {
                 countedUnder: countedUnder)
         }
         if let item, decision.focus == 0 { decision.focus = self.focusNumber(item.focus) }
+        // The id: the key's, else (a key with its hash) the summary item's; written back under the key it came with.
+        let span = id.map { self.storeID($0) } ?? item.map { self.storeID($0.id) } ?? IDSpan(start: 0, length: 0)
+        decision.idStart = span.start
+        decision.idLength = span.length
+        decision.hashKeyed = id == nil || span.length == 0
         // Until finishRestore links them, `app` holds the app's ordinal (0: none).
         var entry = StateEntry.free
         entry.idHash = idHash

@@ -111,7 +111,7 @@ extension PartitionState {
         new.flags |= StateEntry.dirty
         new.unreadPrev = self.apps[Int(app)].unreadTail
         let entry = self.allocateEntry(new, decision: decision)
-        self.changes.append(.entry(user: user, idHash: new.idHash, at: entry, id: decision.changelogID))
+        self.changes.append(.entry(user: user, idHash: new.idHash, at: entry, id: decision.keyID))
 
         let windowTail = self.users[Int(user)].windowTail
         if windowTail != StateIndex.none { self.modifyEntry(windowTail) { $0.windowNext = entry } }
@@ -311,7 +311,7 @@ extension PartitionState {
         self.unindex(entry)
         if !released.has(StateEntry.dirty) {
             self.changes.append(
-                .entry(user: released.user, idHash: released.idHash, at: entry, id: self.decisions[Int(entry)].changelogID))
+                .entry(user: released.user, idHash: released.idHash, at: entry, id: self.decisions[Int(entry)].keyID))
         }
         let freeEntry = self.freeEntry
         self.modifyEntry(entry) { freed in
@@ -399,7 +399,7 @@ extension PartitionState {
         self.changes.append(
             .entry(
                 user: self.entries[Int(entry)].user, idHash: self.entries[Int(entry)].idHash, at: entry,
-                id: self.decisions[Int(entry)].changelogID))
+                id: self.decisions[Int(entry)].keyID))
     }
 
     private mutating func markName(_ app: UInt32) {

@@ -60,8 +60,56 @@ extension PartitionState {
     /// summaries, or restored from a record without its id.
     func summaryItem(at entry: UInt32) -> SilencedItem? {
         let record = self.decisions[Int(entry)]
-        guard record.summarizable, let id = record.id else { return nil }
+        guard record.summarizable, let id = self.notificationID(of: record) else { return nil }
         return SilencedItem(id: id, sourceOffset: record.sourceOffset, focus: self.focusName(record.focus))
+    }
+
+    /// Appends an id's bytes to ``idBytes``; length `0` (not kept) past 65,535 bytes.
+    mutating func storeID(_ id: String) -> IDSpan {
+        var id = id
+        return id.withUTF8 { self.storeID(UnsafeRawBufferPointer($0)) }
+    }
+
+    mutating func storeID(_ bytes: UnsafeRawBufferPointer) -> IDSpan {
+        guard bytes.count <= Int(UInt16.max) else { return IDSpan(start: 0, length: 0) }
+        let start = UInt32(self.idBytes.count)
+        self.idBytes.append(contentsOf: bytes)
+        return IDSpan(start: start, length: UInt16(bytes.count))
+    }
+
+    /// The notification id of a decision record; `nil` when it is not known.
+    func notificationID(of record: DecisionRecord) -> String? {
+        guard record.hasID else { return nil }
+        return self.idBytes.withUnsafeBufferPointer {
+            String(decoding: $0[Int(record.idStart)..<Int(record.idStart) + Int(record.idLength)], as: UTF8.self)
+        }
+    }
+
+    /// Whether a decision record's id is `id`.
+    func hasID(_ record: DecisionRecord, _ id: String) -> Bool {
+        var id = id
+        return id.withUTF8 { bytes in
+            bytes.count == Int(record.idLength)
+                && self.idBytes.withUnsafeBufferPointer {
+                    bytes.elementsEqual($0[Int(record.idStart)..<Int(record.idStart) + bytes.count])
+                }
+        }
+    }
+
+    /// Rebuilds ``idBytes`` from the ids of the live entries (right after a commit, when no
+    /// before-image or change holds an old place).
+    mutating func compactIDs() {
+        var compacted: [UInt8] = []
+        compacted.reserveCapacity(self.idBytes.count / 2)
+        for index in self.entries.indices where self.entries[index].has(StateEntry.alive) {
+            let record = self.decisions[index]
+            guard record.hasID else { continue }
+            let start = Int(record.idStart)
+            self.decisions[index].idStart = UInt32(compacted.count)
+            compacted.append(contentsOf: self.idBytes[start..<start + Int(record.idLength)])
+        }
+        self.idBytes = compacted
+        self.idBytesAfterCompaction = compacted.count
     }
 
     /// The number of a Focus name in ``focusNames`` + 1 (`0`: none), adding it when new. A

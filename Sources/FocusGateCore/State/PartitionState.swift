@@ -45,6 +45,11 @@ public struct PartitionState {
     var summaries: [FocusSummary] = []
     /// How each entry was decided, at the entry's index (what the history and summaries say).
     var decisions: [DecisionRecord] = []
+    /// The entries' notification ids, back to back (``DecisionRecord/idStart``): one growing
+    /// buffer rather than a string each. Ids of entries that are gone stay until the buffer has
+    /// doubled since it was last compacted, right after a commit (``compactIDs()``).
+    var idBytes: [UInt8] = []
+    var idBytesAfterCompaction = 0
     /// The Focus names decisions were made under, each kept once (``DecisionRecord/focus``).
     var focusNames: [String] = []
     var focusNumbers: [String: UInt16] = [:]
@@ -92,6 +97,7 @@ public struct PartitionState {
         var droppedUnread = 0
         var senderRings = 0
         var rateWindows = 0
+        var idBytes = 0
     }
 
     /// Creates an empty state.
@@ -215,13 +221,14 @@ public struct PartitionState {
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
+        let id = self.storeID(event.id)
         let record = DecisionRecord(
-            id: event.id, sourceOffset: sourceOffset, contextVersion: decision?.contextVersion ?? .min,
-            appOrdinal: self.apps[Int(app)].ordinal,
+            sourceOffset: sourceOffset, contextVersion: decision?.contextVersion ?? .min, idStart: id.start,
+            appOrdinal: self.apps[Int(app)].ordinal, idLength: id.length,
             focus: self.focusNumber(decision?.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil)),
             reason: decision.map { UInt8($0.reason.index + 1) } ?? 0,
             // Listed by summaries only for a user who wants them: the rest pay nothing for them.
-            summarizable: silenced && context?.summaries != nil, hashKeyed: false)
+            summarizable: silenced && context?.summaries != nil, hashKeyed: id.length == 0)
         self.addEntry(
             StateEntry(
                 idHash: idHash, decidedAt: nowMilliseconds, user: user, app: app,
@@ -317,6 +324,7 @@ public struct PartitionState {
         self.changesWritten = 0
         self.clearPendingBadgeUpdates()
         if self.attributes.needsCollection { self.collectAttributes() }
+        if self.idBytes.count >= 1 << 16 && self.idBytes.count >= 2 * self.idBytesAfterCompaction { self.compactIDs() }
         self.committed = self.commitPoint
     }
 
@@ -349,7 +357,7 @@ public struct PartitionState {
         CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
             freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread,
-            senderRings: self.senderRings.count, rateWindows: self.rateWindows.count)
+            senderRings: self.senderRings.count, rateWindows: self.rateWindows.count, idBytes: self.idBytes.count)
     }
 
     /// Puts everything back as of the last commit, in time proportional to what changed since.
@@ -377,6 +385,7 @@ public struct PartitionState {
         self.rateWindows.removeSubrange(self.committed.rateWindows...)
         self.entries.removeSubrange(self.committed.entries...)
         self.decisions.removeSubrange(self.committed.entries...)
+        self.idBytes.removeSubrange(self.committed.idBytes...)
         self.apps.removeSubrange(self.committed.apps...)
         self.appIDBySlot.removeSubrange(self.committed.apps...)
         for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
@@ -427,8 +436,10 @@ public struct PartitionState {
     /// The stable hash of a notification id: 64-bit FNV-1a of its UTF-8 bytes. Two different ids
     /// of one user collide with a probability of about 2⁻⁶⁴ × the ids remembered.
     static func idHash(_ id: String) -> UInt64 {
-        StableHash.fnv1a(id, basis: 0xcbf2_9ce4_8422_2325)
+        StableHash.fnv1a(id, basis: Self.idHashBasis)
     }
+
+    static let idHashBasis: UInt64 = 0xcbf2_9ce4_8422_2325
 
 }
 

@@ -69,14 +69,17 @@ struct StateEntry {
 /// of it. Unique to each notification, so not interned. Set when the entry is made or restored and
 /// not changed while the entry lives; a rollback puts back the record of a reused entry.
 struct DecisionRecord {
-    /// The notification id; `nil` for an entry restored from a record that held only its hash.
-    var id: String?
+    // Widest first: 32 bytes a record.
     /// The input record's offset in its partition (`focusgate-source`); `-1`: not known.
     var sourceOffset: Int64
     /// The context version decided under; `Int64.min`: none, or not known.
     var contextVersion: Int64
+    /// The notification id's UTF-8 bytes in `PartitionState.idBytes` (start, length); length
+    /// `0`: not known (an entry restored from a record that held only its hash).
+    var idStart: UInt32
     /// The app's ordinal within the user; `0`: not known.
     var appOrdinal: UInt32
+    var idLength: UInt16
     /// The Focus on when decided: its number in `PartitionState.focusNames` + 1; `0`: none.
     var focus: UInt16
     /// ``Decision/Reason/index`` + 1; `0`: not known (restored from before reasons were kept).
@@ -87,18 +90,26 @@ struct DecisionRecord {
     /// it is written, and removed, under that key.
     var hashKeyed: Bool
 
+    var hasID: Bool { self.idLength > 0 }
+
     /// Whether it holds anything beyond the id: what the changelog writes after the flags.
     var isKnown: Bool {
         self.reason != 0 || self.summarizable || self.focus != 0 || self.sourceOffset >= 0
             || self.contextVersion != .min
     }
 
-    /// The id its changelog key holds; `nil`: the key holds the id's hash.
-    var changelogID: String? { self.hashKeyed ? nil : self.id }
+    /// The span of the id its changelog key holds; length `0`: the key holds the id's hash.
+    var keyID: IDSpan { self.hashKeyed ? IDSpan(start: 0, length: 0) : IDSpan(start: self.idStart, length: self.idLength) }
 
     static let unknown = DecisionRecord(
-        id: nil, sourceOffset: -1, contextVersion: .min, appOrdinal: 0, focus: 0, reason: 0, summarizable: false,
-        hashKeyed: true)
+        sourceOffset: -1, contextVersion: .min, idStart: 0, appOrdinal: 0, idLength: 0, focus: 0, reason: 0,
+        summarizable: false, hashKeyed: true)
+}
+
+/// Where a notification id's bytes lie in `PartitionState.idBytes`; length `0`: none.
+struct IDSpan: Hashable {
+    var start: UInt32
+    var length: UInt16
 }
 
 /// One (user, app): its unread list, the badge counted now and the badge last published. Plain
@@ -332,9 +343,9 @@ enum StateUndo {
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
 /// the key is what counts (the slot may have been freed or reused since).
 enum StateChange: Hashable {
-    /// `id`: the notification id its key holds; `nil`: the key holds the id's hash (an entry
-    /// restored from such a record).
-    case entry(user: UInt32, idHash: UInt64, at: UInt32, id: String?)
+    /// `id`: the notification id its key holds (its bytes stay in `PartitionState.idBytes` until
+    /// the commit); length `0`: the key holds the id's hash (an entry restored from such a record).
+    case entry(user: UInt32, idHash: UInt64, at: UInt32, id: IDSpan)
     /// `at`: the app's slot when the change was made, checked before use (``PartitionState/app(user:ordinal:at:)``).
     case appName(user: UInt32, ordinal: UInt32, at: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32, at: UInt32)
