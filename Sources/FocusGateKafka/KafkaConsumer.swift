@@ -156,6 +156,7 @@ public final class KafkaConsumer {
             self.awaitFirstAssignment()
         }
         let err = rd_kafka_consumer_close(self.client.pointer)
+        self.client.consumerClosed = true
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             self.logger.warning(
                 "consumer close failed", metadata: ["kafka.error": "\(KafkaError(err, context: "close"))"])

@@ -38,8 +38,18 @@ package final class RDKafkaHandle: @unchecked Sendable {
         self.callbacks = callbacks
     }
 
+    /// Set once the owner has called `rd_kafka_consumer_close`, whatever it returned: destroying
+    /// then does not close again. (librdkafka 2.0.2's destroy closes a consumer with no time
+    /// limit; after a close that timed out, it waits for an end the group never sends, and the
+    /// process never exits.)
+    var consumerClosed = false
+
     deinit {
-        rd_kafka_destroy(self.pointer)
+        if self.consumerClosed {
+            rd_kafka_destroy_flags(self.pointer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE)
+        } else {
+            rd_kafka_destroy(self.pointer)
+        }
     }
 
     /// The fatal error raised on this instance, if any. A fatal error makes the instance unusable.

@@ -36,6 +36,16 @@ extension EmbeddedBrokerTests {
                 badges: items.map { "\($0["appId"] ?? "") \($0["badge"] ?? "")/\($0["unread"] ?? "")" }.sorted())
         }
 
+        /// A starter of `size` `focusgate serve` instances of one group, each on its own admin port
+        /// and with every instance as its `admin.peers`; instance `i` always gets port `i`.
+        static func group(_ bench: GatewayBench, size: Int) -> @Sendable (Int) async throws -> ServeProcess {
+            let ports = (0..<size).map { _ in freeLoopbackPort() }
+            let peers = ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
+            return { index in
+                try await ServeProcess(bench, adminPort: ports[index], environment: ["FOCUSGATE_ADMIN_PEERS": peers])
+            }
+        }
+
         static func focused(_ instance: ServeProcess, _ user: String) async -> Bool? {
             let url = URL(string: "http://127.0.0.1:\(instance.adminPort)/v1/users/\(user)/status")!
             guard let (data, _) = try? await URLSession.shared.data(from: url),
@@ -49,11 +59,7 @@ extension EmbeddedBrokerTests {
         )
         func anyInstanceAnswers() async throws {
             let bench = try await GatewayBench()
-            let ports = (0..<3).map { _ in freeLoopbackPort() }
-            let peers = ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
-            @Sendable func start(_ index: Int) async throws -> ServeProcess {
-                try await ServeProcess(bench, adminPort: ports[index], environment: ["FOCUSGATE_ADMIN_PEERS": peers])
-            }
+            let start = Self.group(bench, size: 3)
             // 60 users with 3 delivered notifications each; 10 focused users with none.
             let users = (0..<60).map { "u-fleet-\($0)" }
             let focusedUsers = (0..<10).map { "u-focused-\($0)" }

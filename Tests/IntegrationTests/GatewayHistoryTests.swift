@@ -75,11 +75,7 @@ extension EmbeddedBrokerTests {
         )
         func everyReason() async throws {
             let bench = try await GatewayBench()
-            let ports = (0..<2).map { _ in freeLoopbackPort() }
-            let peers = ports.map { "127.0.0.1:\($0)" }.joined(separator: ",")
-            @Sendable func start(_ index: Int) async throws -> ServeProcess {
-                try await ServeProcess(bench, adminPort: ports[index], environment: ["FOCUSGATE_ADMIN_PEERS": peers])
-            }
+            let start = GatewayFleetTests.group(bench, size: 2)
             var instances = [try await start(0), try await start(1)]
             for instance in instances { #expect(try await instance.waitUntilReady(timeout: .seconds(60))) }
             let pair = instances

@@ -80,7 +80,7 @@ extension AdminAPI {
     /// The user's badges from whichever instance holds the user; `[]` when none does.
     func getBadges(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
-        let local = await try self.reader().badges(userID: userID)
+        let local = try await self.reader().badges(userID: userID)
         switch try await self.owner(
             of: userID, local: local, instancePath: Self.instancePath(userID, "badges"), as: InstanceBadges.self)
         {
@@ -93,7 +93,7 @@ extension AdminAPI {
     /// This instance's own answer about a user's badges, for its peers' ``getBadges(_:)``.
     func getInstanceBadges(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
-        switch await try self.reader().badges(userID: userID) {
+        switch try await self.reader().badges(userID: userID) {
         case .held(let badges):
             return Self.json(
                 InstanceBadges(
@@ -112,7 +112,7 @@ extension AdminAPI {
     func getHistory(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
         let query = try Self.historyQuery(request)
-        let local = await try self.reader().history(userID: userID, query: query)
+        let local = try await self.reader().history(userID: userID, query: query)
         let path = Self.instancePath(userID, "notifications") + Self.queryString(request)
         switch try await self.owner(of: userID, local: local, instancePath: path, as: InstanceNotifications.self) {
         case .here(let page):
@@ -130,7 +130,7 @@ extension AdminAPI {
     func getNotification(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
         let id = try context.parameters.require("notificationId")
-        let local = await try self.reader().notification(userID: userID, id: id)
+        let local = try await self.reader().notification(userID: userID, id: id)
         let path = Self.instancePath(userID, "notifications/\(Self.pathSegment(id))")
         switch try await self.owner(of: userID, local: local, instancePath: path, as: InstanceNotification.self) {
         case .here(.found(let item)):
@@ -149,7 +149,7 @@ extension AdminAPI {
     func getInstanceHistory(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
         let query = try Self.historyQuery(request)
-        switch await try self.reader().history(userID: userID, query: query) {
+        switch try await self.reader().history(userID: userID, query: query) {
         case .held(let page):
             let answer = UserNotifications(userId: userID, page: page)
             return Self.json(
@@ -168,7 +168,7 @@ extension AdminAPI {
     func getInstanceNotification(_ context: BasicRequestContext) async throws -> Response {
         let userID = try context.parameters.require("userId")
         let id = try context.parameters.require("notificationId")
-        switch await try self.reader().notification(userID: userID, id: id) {
+        switch try await self.reader().notification(userID: userID, id: id) {
         case .held(let lookup):
             var record: NotificationRecord?
             var forgotten = false

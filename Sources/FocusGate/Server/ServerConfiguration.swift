@@ -112,7 +112,9 @@ public struct ServerConfiguration: Sendable {
     public var resolvedInstanceName: String {
         guard self.instanceName.isEmpty else { return self.instanceName }
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count) == 0 ? String(cString: name) : "localhost"
+        let host =
+            gethostname(&name, name.count) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         return "\(host.isEmpty ? "localhost" : host)-\(self.adminPort)"
     }
 
