@@ -14,7 +14,7 @@ import Testing
 #endif
 
 /// Badges and decisions held in a real partition state, as a worker would hold them.
-actor LedgerBadges: UserStateReading {
+actor LedgerUsers: UserStateReading {
     var state = PartitionState()
     /// The instance holds the one partition of one: a user it does not hold has no state.
     func badges(userID: String) -> LocalAnswer<[Badge]> {
@@ -81,7 +81,7 @@ struct AdminFixture {
     let broker: EmbeddedKafkaBroker
     let store: SQLiteContextStore
     let producer: KafkaAsyncProducer
-    let badges = LedgerBadges()
+    let users = LedgerUsers()
     let registry = PrometheusCollectorRegistry()
     let topic = "focus.invalidations"
 
@@ -95,14 +95,14 @@ struct AdminFixture {
 
     func router(
         token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none,
-        badges: (any UserStateReading)? = nil, peers: [String] = []
+        users: (any UserStateReading)? = nil, peers: [String] = []
     ) -> Router<BasicRequestContext> {
         var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits, peers: peers)
         configuration.maxBodyBytes = maxBodyBytes
         let api = AdminAPI(
             configuration: configuration, store: self.store,
             publisher: KafkaInvalidationPublisher(producer: self.producer, topic: self.topic),
-            users: badges ?? self.badges, registry: self.registry, logger: testLogger,
+            users: users ?? self.users, registry: self.registry, logger: testLogger,
             readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
         )
         return api.router()
@@ -304,7 +304,7 @@ struct AdminAPITests {
             }
             return (answer.0, json(answer.1), answer.2)
         }
-        try await LiveServer.run(fixture.router(token: token, badges: instanceB)) { b in
+        try await LiveServer.run(fixture.router(token: token, users: instanceB)) { b in
             let peerB = b.baseURL.replacingOccurrences(of: "http://", with: "")
             // B's own answers, as its peers read them.
             try await b.execute(uri: "/v1/instance/users/u-b/badges", method: .get, headers: bearer) { response in
@@ -319,7 +319,7 @@ struct AdminAPITests {
             }
             // A, with B and an address nothing listens on as its peers.
             try await LiveServer.run(
-                fixture.router(token: token, badges: instanceA, peers: [peerB, "127.0.0.1:1"])
+                fixture.router(token: token, users: instanceA, peers: [peerB, "127.0.0.1:1"])
             ) { a in
                 let (heldStatus, held, _) = try await status(a, "u-b")
                 #expect(heldStatus == .ok)
@@ -332,90 +332,20 @@ struct AdminAPITests {
                     noneStatus == .ok && (none["badges"] as? [Any])?.isEmpty == true, "A and B hold both partitions")
             }
             // A alone: it holds one partition of two, so it cannot say.
-            try await LiveServer.run(fixture.router(token: token, badges: instanceA)) { a in
+            try await LiveServer.run(fixture.router(token: token, users: instanceA)) { a in
                 let (alone, answer, retryAfter) = try await status(a, "u-b")
                 #expect(alone == .serviceUnavailable && answer["error"] as? String == "owner-unavailable")
                 #expect(retryAfter == "1")
             }
             // A with a peer that is restoring: partition 1 is held by no one that answered.
-            try await LiveServer.run(fixture.router(token: token, badges: restoring)) { c in
+            try await LiveServer.run(fixture.router(token: token, users: restoring)) { c in
                 let peerC = c.baseURL.replacingOccurrences(of: "http://", with: "")
-                try await LiveServer.run(fixture.router(token: token, badges: instanceA, peers: [peerC])) { a in
+                try await LiveServer.run(fixture.router(token: token, users: instanceA, peers: [peerC])) { a in
                     let (moving, answer, retryAfter) = try await status(a, "u-nobody")
                     #expect(moving == .serviceUnavailable && answer["error"] as? String == "owner-unavailable")
                     #expect(retryAfter == "1")
                 }
             }
-        }
-        await fixture.shutdown()
-    }
-
-    @Test(
-        "a user's recent decisions: newest first, paged and filtered; one by id, or 404 saying whether it was let go; from the peer that holds the user"
-    )
-    func history() async throws {
-        let fixture = try await AdminFixture()
-        var compiler = FocusContextCompiler()
-        let work = try compiler.compile(
-            FocusContext(userID: "u", version: 3, focus: "Work", apps: ["mail": .init(silenced: true)]))
-        #expect(await fixture.badges.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5).outcome == .delivered)
-        #expect(await fixture.badges.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6).outcome == .silenced)
-        #expect(await fixture.badges.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7).reason == .noFocus)
-        @Sendable func get(_ server: LiveServer, _ uri: String) async throws -> (HTTPResponse.Status, [String: Any]) {
-            var answer: (HTTPResponse.Status, ByteBuffer) = (.internalServerError, ByteBuffer())
-            try await server.execute(uri: uri, method: .get) { answer = ($0.status, $0.body) }
-            return (answer.0, json(answer.1))
-        }
-        try await LiveServer.run(fixture.router()) { b in
-            let (status, page) = try await get(b, "/v1/users/u/notifications?limit=2")
-            #expect(status == .ok)
-            let items = try #require(page["notifications"] as? [[String: Any]])
-            #expect(items.map { $0["notificationId"] as? String } == ["n-3", "n-2"])
-            let silenced = items[1]
-            #expect(silenced["decision"] as? String == "silenced" && silenced["reason"] as? String == "app-silenced")
-            #expect(silenced["focus"] as? String == "Work" && silenced["contextVersion"] as? Int == 3)
-            #expect(silenced["appId"] as? String == "mail" && silenced["unread"] as? Bool == true)
-            #expect(silenced["countedInBadge"] as? Bool == false && silenced["summarized"] as? Bool == false)
-            #expect(silenced["decidedAt"] as? String == "1970-01-01T00:00:01.006Z")
-            // Every key is there, null where the state does not know.
-            #expect(items[0]["focus"] is NSNull && items[0]["contextVersion"] is NSNull)
-            let cursor = try #require(page["nextCursor"] as? String)
-            let (_, rest) = try await get(b, "/v1/users/u/notifications?limit=2&cursor=\(cursor)")
-            #expect((rest["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-1"])
-            #expect(rest["nextCursor"] is NSNull)
-            let (_, mail) = try await get(b, "/v1/users/u/notifications?appId=mail&decision=silenced")
-            #expect((mail["notifications"] as? [[String: Any]])?.count == 1)
-            let (_, delivered) = try await get(b, "/v1/users/u/notifications?decision=delivered")
-            #expect((delivered["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
-            for bad in ["limit=0", "limit=1001", "limit=x", "cursor=-1", "decision=lost"] {
-                let (badStatus, error) = try await get(b, "/v1/users/u/notifications?\(bad)")
-                #expect(badStatus == .badRequest && error["error"] as? String == "invalid-value", "\(bad)")
-            }
-            let (one, item) = try await get(b, "/v1/users/u/notifications/n-2")
-            #expect(one == .ok && item["reason"] as? String == "app-silenced")
-            let (unknown, never) = try await get(b, "/v1/users/u/notifications/n-9")
-            #expect(unknown == .notFound && never["error"] as? String == "notification-unknown")
-            let (nobody, empty) = try await get(b, "/v1/users/nobody/notifications")
-            #expect(nobody == .ok && (empty["notifications"] as? [Any])?.isEmpty == true)
-
-            // A, which holds the other partition, asks B.
-            let peerB = b.baseURL.replacingOccurrences(of: "http://", with: "")
-            try await LiveServer.run(
-                fixture.router(badges: InstanceAnswers(partitions: [1], partitionCount: 2), peers: [peerB])
-            ) { a in
-                let (_, fromB) = try await get(a, "/v1/users/u/notifications?limit=2&decision=delivered")
-                #expect((fromB["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
-                let (found, item) = try await get(a, "/v1/users/u/notifications/n-2")
-                #expect(found == .ok && item["source"] is NSNull && item["reason"] as? String == "app-silenced")
-                let (missing, error) = try await get(a, "/v1/users/u/notifications/n-9")
-                #expect(missing == .notFound && error["error"] as? String == "notification-unknown")
-            }
-        }
-        // Read and out of the window, a notification is let go: then the state cannot tell.
-        await fixture.badges.forget(userID: "u", id: "n-1")
-        try await LiveServer.run(fixture.router()) { b in
-            let (gone, error) = try await get(b, "/v1/users/u/notifications/n-1")
-            #expect(gone == .notFound && error["error"] as? String == "notification-not-remembered")
         }
         await fixture.shutdown()
     }
@@ -440,10 +370,10 @@ struct AdminAPITests {
         }
         let port = UInt16(bigEndian: address.sin_port)
         let badge = Badge(appID: "chat", badge: 1, unread: 1, sequence: 1)
-        try await LiveServer.run(fixture.router(badges: InstanceAnswers(held: ["u-b": [badge]], partitions: [1]))) {
+        try await LiveServer.run(fixture.router(users: InstanceAnswers(held: ["u-b": [badge]], partitions: [1]))) {
             b in
             let peers = [b.baseURL.replacingOccurrences(of: "http://", with: ""), "127.0.0.1:\(port)"]
-            try await LiveServer.run(fixture.router(badges: InstanceAnswers(partitions: [0]), peers: peers)) { a in
+            try await LiveServer.run(fixture.router(users: InstanceAnswers(partitions: [0]), peers: peers)) { a in
                 let started = ContinuousClock.now
                 try await a.execute(uri: "/v1/users/u-b/badges", method: .get) { response in
                     #expect(response.status == .ok)
@@ -459,8 +389,8 @@ struct AdminAPITests {
     @Test("badges of a user")
     func badges() async throws {
         let fixture = try await AdminFixture()
-        await fixture.badges.add(userID: "u", appID: "chat", id: "n1")
-        await fixture.badges.add(userID: "u", appID: "chat", id: "n2")
+        await fixture.users.add(userID: "u", appID: "chat", id: "n1")
+        await fixture.users.add(userID: "u", appID: "chat", id: "n2")
         try await LiveServer.run(fixture.router()) { client in
             try await client.execute(uri: "/v1/users/u/badges", method: .get) { response in
                 #expect(response.status == .ok)

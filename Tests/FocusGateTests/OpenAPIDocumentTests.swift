@@ -45,7 +45,7 @@ struct OpenAPIDocumentTests {
         let api = AdminAPI(
             configuration: .init(), store: fixture.store,
             publisher: KafkaInvalidationPublisher(producer: fixture.producer, topic: fixture.topic),
-            users: fixture.badges, registry: fixture.registry, logger: testLogger,
+            users: fixture.users, registry: fixture.registry, logger: testLogger,
             readiness: { Readiness(checks: [:]) })
         let served = Set(api.router().routes.map { "\($0.method.rawValue) \($0.path)" })
         #expect(served.count >= 9)
