@@ -158,7 +158,9 @@ struct HistoryTests {
         #expect(state.history(userID: "u", query: HistoryQuery(limit: 100)) == page)
         // The changelog of it all, restored: the same ids.
         let restored = try FocusScheduleTests.restored(log)
-        #expect(restored.history(userID: "u", query: HistoryQuery(limit: 100)).items.map(\.notificationID) == page.items.map(\.notificationID))
+        #expect(
+            restored.history(userID: "u", query: HistoryQuery(limit: 100)).items.map(\.notificationID)
+                == page.items.map(\.notificationID))
     }
 
     @Test("an entry written before ids and decisions were kept restores with them absent, and goes under its own key")

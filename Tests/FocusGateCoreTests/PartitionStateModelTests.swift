@@ -3,8 +3,8 @@ import FocusGateHarness
 import Testing
 
 /// The partition state against a plain model of docs/contract.md, Outputs and Badges (arrays and dictionaries, recounting
-/// everything), over random notifications, reads, clears, Focus changes, commits and rollbacks;
-/// then restored from its changelog, as written and as compaction would leave it.
+/// everything), over random notifications, reads, clears, Focus changes, the retention's expiry,
+/// commits and rollbacks; then restored from its changelog, as written and as compaction would leave it.
 @Suite("Partition state against a model")
 struct PartitionStateModelTests {
     static let now = BadgeRecordTests.now
@@ -30,19 +30,21 @@ struct PartitionStateModelTests {
     struct Model {
         let window: Int
         let cap: Int
-        var windows: [String: [String]] = [:]
+        /// The decision time: moves on, so that the retention has something to forget.
+        var now = PartitionStateModelTests.now
+        var windows: [String: [(id: String, at: Int64)]] = [:]
         var apps: [String: [String: App]] = [:]
         /// Badge updates since the commit: the latest per (user, app), in order of first change.
         var pending: [BadgeUpdate] = []
 
         struct App {
-            var unread: [(id: String, criteria: String?, sender: String?)] = []
+            var unread: [(id: String, criteria: String?, sender: String?, at: Int64)] = []
             var badge = 0
             var sequence: UInt64 = 0
         }
 
         func isDuplicate(user: String, id: String) -> Bool {
-            self.windows[user, default: []].contains(id)
+            self.windows[user, default: []].contains { $0.id == id }
                 || self.apps[user, default: [:]].values.contains { $0.unread.contains { $0.id == id } }
         }
 
@@ -51,10 +53,10 @@ struct PartitionStateModelTests {
             switch event.kind {
             case .notification:
                 if self.isDuplicate(user: user, id: event.id) { return .duplicate }
-                self.windows[user, default: []].append(event.id)
+                self.windows[user, default: []].append((event.id, self.now))
                 if self.windows[user]!.count > self.window { self.windows[user]!.removeFirst() }
                 self.apps[user, default: [:]][appID, default: App()].unread.append(
-                    (event.id, event.filterCriteria, event.senderID))
+                    (event.id, event.filterCriteria, event.senderID, self.now))
                 if self.apps[user]![appID]!.unread.count > self.cap { self.apps[user]![appID]!.unread.removeFirst() }
             case .read:
                 guard self.apps[user]?[appID] != nil else { return .applied(nil) }
@@ -70,12 +72,36 @@ struct PartitionStateModelTests {
             (self.apps[user]?.keys.sorted() ?? []).compactMap { self.publish(user: user, appID: $0, context: context) }
         }
 
+        /// The retention: what was decided at `cutoff` or before is forgotten; once the user's
+        /// window is empty, so are the apps with nothing unread (their badges at 0 first).
+        mutating func expire(user: String, before cutoff: Int64, context: CompiledFocusContext?) -> [BadgeUpdate] {
+            self.windows[user]?.removeAll { $0.at <= cutoff }
+            if self.windows[user]?.isEmpty == true { self.windows[user] = nil }
+            var changed: [String] = []
+            for (appID, app) in self.apps[user] ?? [:] {
+                let kept = app.unread.filter { $0.at > cutoff }
+                if kept.count != app.unread.count || (self.windows[user] == nil && kept.isEmpty) {
+                    changed.append(appID)
+                }
+                self.apps[user]![appID]!.unread = kept
+            }
+            var updates: [BadgeUpdate] = []
+            for appID in changed.sorted() {
+                if let update = self.publish(user: user, appID: appID, context: context) { updates.append(update) }
+                if self.windows[user] == nil, self.apps[user]?[appID]?.unread.isEmpty == true {
+                    self.apps[user]![appID] = nil
+                    if self.apps[user]!.isEmpty { self.apps[user] = nil }
+                }
+            }
+            return updates
+        }
+
         mutating func publish(user: String, appID: String, context: CompiledFocusContext?) -> BadgeUpdate? {
             var app = self.apps[user]![appID]!
             let badge = app.unread.filter {
                 FocusDecider.countsInBadge(
                     appID: appID, criteria: $0.criteria, senderID: $0.sender, context: context,
-                    nowMilliseconds: PartitionStateModelTests.now
+                    nowMilliseconds: self.now
                 )
             }.count
             defer {
@@ -85,12 +111,12 @@ struct PartitionStateModelTests {
             guard badge != app.badge else { return nil }
             app.badge = badge
             app.sequence += 1
-            let focusOn = context?.isFocusOn(atMilliseconds: PartitionStateModelTests.now) ?? false
+            let focusOn = context?.isFocusOn(atMilliseconds: self.now) ?? false
             let update = BadgeUpdate(
                 userID: user, appID: appID, badge: badge, unread: app.unread.count,
                 focus: focusOn ? context?.focus : nil,
                 contextVersion: context?.version, sequence: app.sequence,
-                updatedAtMilliseconds: PartitionStateModelTests.now)
+                updatedAtMilliseconds: self.now)
             if let index = self.pending.firstIndex(where: { $0.userID == user && $0.appID == appID }) {
                 self.pending[index] = update
             } else {
@@ -152,19 +178,29 @@ struct PartitionStateModelTests {
         var context: [String: CompiledFocusContext?] = [:]
 
         for step in 0..<3_000 {
+            model.now += Int64.random(in: 0...2, using: &random)
             switch Int.random(in: 0..<100, using: &random) {
-            case 0..<80:
+            case 0..<76:
                 let event = Self.event(&random)
                 let userContext = context[event.userID] ?? nil
-                let got = state.admit(event, context: userContext, nowMilliseconds: Self.now)
+                let got = state.admit(event, context: userContext, nowMilliseconds: model.now)
                 let expected = model.admit(event, context: userContext)
                 try #require(got == expected, "step \(step): \(event)")
+            case 76..<80:
+                // The retention, over a few steps' worth of history or all of it.
+                let user = Self.users.randomElement(using: &random)!
+                let cutoff = model.now - Int64.random(in: 0...60, using: &random)
+                let userContext = context[user] ?? nil
+                try #require(
+                    state.expire(userID: user, context: userContext, nowMilliseconds: model.now, before: cutoff)
+                        == model.expire(user: user, before: cutoff, context: userContext),
+                    "step \(step): expire \(user) before \(cutoff)")
             case 80..<88:
                 let user = Self.users.randomElement(using: &random)!
                 let changed = Self.contexts.randomElement(using: &random)!
                 context[user] = changed
                 try #require(
-                    state.recompute(userID: user, context: changed, nowMilliseconds: Self.now)
+                    state.recompute(userID: user, context: changed, nowMilliseconds: model.now)
                         == model.recompute(user: user, context: changed), "step \(step): recompute \(user)")
             case 88..<96:
                 try #require(state.pendingBadgeUpdates == model.pending, "step \(step): coalesced badge updates")
@@ -183,9 +219,11 @@ struct PartitionStateModelTests {
         }
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
+        #expect(state.forgottenEntries > 0, "the run forgets notifications")
 
         for var restored in try Self.restored(from: log) {
             #expect(restored.entryCount == state.entryCount)
+            #expect(restored.userCount == state.userCount)
             var continued = model
             for user in Self.users {
                 try #require(restored.badges(userID: user) == continued.badges(user: user))
@@ -194,7 +232,7 @@ struct PartitionStateModelTests {
                 let event = Self.event(&random)
                 let userContext = context[event.userID] ?? nil
                 try #require(
-                    restored.admit(event, context: userContext, nowMilliseconds: Self.now)
+                    restored.admit(event, context: userContext, nowMilliseconds: continued.now)
                         == continued.admit(event, context: userContext), "after restore, step \(step): \(event)")
             }
         }

@@ -15,9 +15,15 @@ extension AdminAPITests {
         var compiler = FocusContextCompiler()
         let work = try compiler.compile(
             FocusContext(userID: "u", version: 3, focus: "Work", apps: ["mail": .init(silenced: true)]))
-        #expect(await fixture.users.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5).outcome == .delivered)
-        #expect(await fixture.users.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6).outcome == .silenced)
-        #expect(await fixture.users.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7).reason == .noFocus)
+        #expect(
+            await fixture.users.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5).outcome
+                == .delivered)
+        #expect(
+            await fixture.users.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6).outcome
+                == .silenced)
+        #expect(
+            await fixture.users.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7).reason
+                == .noFocus)
         @Sendable func get(_ server: LiveServer, _ uri: String) async throws -> (HTTPResponse.Status, [String: Any]) {
             var answer: (HTTPResponse.Status, ByteBuffer) = (.internalServerError, ByteBuffer())
             try await server.execute(uri: uri, method: .get) { answer = ($0.status, $0.body) }
@@ -43,7 +49,10 @@ extension AdminAPITests {
             let (_, mail) = try await get(b, "/v1/users/u/notifications?appId=mail&decision=silenced")
             #expect((mail["notifications"] as? [[String: Any]])?.count == 1)
             let (_, delivered) = try await get(b, "/v1/users/u/notifications?decision=delivered")
-            #expect((delivered["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
+            #expect(
+                (delivered["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == [
+                    "n-3", "n-1",
+                ])
             for bad in ["limit=0", "limit=1001", "limit=x", "cursor=-1", "decision=lost"] {
                 let (badStatus, error) = try await get(b, "/v1/users/u/notifications?\(bad)")
                 #expect(badStatus == .badRequest && error["error"] as? String == "invalid-value", "\(bad)")
@@ -61,7 +70,10 @@ extension AdminAPITests {
                 fixture.router(users: InstanceAnswers(partitions: [1], partitionCount: 2), peers: [peerB])
             ) { a in
                 let (_, fromB) = try await get(a, "/v1/users/u/notifications?limit=2&decision=delivered")
-                #expect((fromB["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == ["n-3", "n-1"])
+                #expect(
+                    (fromB["notifications"] as? [[String: Any]])?.map { $0["notificationId"] as? String } == [
+                        "n-3", "n-1",
+                    ])
                 let (found, item) = try await get(a, "/v1/users/u/notifications/n-2")
                 #expect(found == .ok && item["source"] is NSNull && item["reason"] as? String == "app-silenced")
                 let (missing, error) = try await get(a, "/v1/users/u/notifications/n-9")

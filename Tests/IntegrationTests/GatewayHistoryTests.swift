@@ -120,9 +120,11 @@ extension EmbeddedBrokerTests {
                 said[id] = Said(headers: message)
             }
             let expected = said
-            let ids = ["n-free"] + records.compactMap {
-                (try? JSONSerialization.jsonObject(with: Data($0.value.utf8)) as? [String: Any])?["id"] as? String
-            }
+            let ids =
+                ["n-free"]
+                + records.compactMap {
+                    (try? JSONSerialization.jsonObject(with: Data($0.value.utf8)) as? [String: Any])?["id"] as? String
+                }
             #expect(
                 Set(said.values.compactMap(\.reason)) == [
                     "no-focus", "predicate-match", "predicate-mismatch", "app-silenced", "person-silenced",
@@ -141,10 +143,14 @@ extension EmbeddedBrokerTests {
                     for id in ids {
                         let headers = expected[id].map { "\($0)" } ?? "none"
                         if answers.list[id] != expected[id] {
-                            wrong.append("instance \(index) list \(id): \(answers.list[id].map { "\($0)" } ?? "none") ≠ \(headers)")
+                            wrong.append(
+                                "instance \(index) list \(id): \(answers.list[id].map { "\($0)" } ?? "none") ≠ \(headers)"
+                            )
                         }
                         if answers.each[id] != expected[id] {
-                            wrong.append("instance \(index) item \(id): \(answers.each[id].map { "\($0)" } ?? "none") ≠ \(headers)")
+                            wrong.append(
+                                "instance \(index) item \(id): \(answers.each[id].map { "\($0)" } ?? "none") ≠ \(headers)"
+                            )
                         }
                     }
                 }
@@ -170,7 +176,8 @@ extension EmbeddedBrokerTests {
             instances[owner] = try await start(owner)
             #expect(try await instances[owner].waitUntilReady(timeout: .seconds(60)))
             let restarted = instances
-            try await Wait.until("both answer what the headers said after the owner's restart", timeout: .seconds(120)) {
+            try await Wait.until("both answer what the headers said after the owner's restart", timeout: .seconds(120))
+            {
                 wrong = await allAnswerRight(restarted)
                 return wrong.isEmpty
             }

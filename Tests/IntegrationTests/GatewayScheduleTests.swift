@@ -211,7 +211,8 @@ extension EmbeddedBrokerTests {
             ) { $0.count == users.count }
 
             // A second instance takes some partitions (and their timers), then the first leaves.
-            let second = try await Self.handOver(bench, from: first, configuration: configuration, records: records.count)
+            let second = try await Self.handOver(
+                bench, from: first, configuration: configuration, records: records.count)
 
             // Sleep starts for everyone; no input comes.
             clock.advance(by: sleep.untilOpen(clock))

@@ -128,14 +128,17 @@ extension EmbeddedBrokerTests {
             }
             let audit: Audit
             do {
-                audit = try await Wait.for("every user's summary", timeout: .seconds(30), { try bench.audit() }, where: done)
+                audit = try await Wait.for(
+                    "every user's summary", timeout: .seconds(30), { try bench.audit() }, where: done)
             } catch {
                 // Which users lack what, and what each instance did.
                 let last = try bench.audit()
                 let summed = Set(last.summaryRecords.map(\.userID))
                 let badges = last.finalBadges
                 let missing = users.filter { !summed.contains($0) }
-                let badgeText = users.map { "\($0): chat \(badges["\($0)/chat"]?.badge ?? -1) mail \(badges["\($0)/mail"]?.badge ?? -1)" }
+                let badgeText = users.map {
+                    "\($0): chat \(badges["\($0)/chat"]?.badge ?? -1) mail \(badges["\($0)/mail"]?.badge ?? -1)"
+                }
                 Issue.record(
                     """
                     \(error); no summary for \(missing); badges \(badgeText)

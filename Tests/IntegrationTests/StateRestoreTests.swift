@@ -21,7 +21,8 @@ extension EmbeddedBrokerTests {
                 for index in first..<(first + unread) {
                     _ = state.admit(
                         NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), context: nil,
-                        nowMilliseconds: 0)
+                        // Now: decided longer ago than `state.retentionMs`, the restored gateway would forget them.
+                        nowMilliseconds: SystemWallClock().nowMilliseconds())
                 }
             }
             let headers = asOf.map {

@@ -194,7 +194,8 @@ extension AdminAPI {
         forgotten
             ? AdminError(
                 .notFound, "notification-not-remembered",
-                "\(id) is not among the user's remembered notifications (the dedupe window and older unread ones): it left them, or was never sent; older notifications were let go, so the state cannot tell which")
+                "\(id) is not among the user's remembered notifications (the dedupe window and older unread ones): it left them, or was never sent; older notifications were let go, so the state cannot tell which"
+            )
             : AdminError(
                 .notFound, "notification-unknown",
                 "no notification \(id) was given for this user: the state remembers every one it was given")

@@ -48,6 +48,14 @@ public struct GatewayConfiguration: Sendable {
     /// Most timers (Focus transitions) a worker fires per loop turn, between record batches
     /// (`timers.maxFiredPerBatch`). Default: `1000`.
     public var maxTimersPerBatch = 1000
+    /// `state.retentionMs`: a remembered or unread notification decided longer ago than this is
+    /// forgotten, and a user left with nothing with it; `0`: kept forever. Default: 30 days.
+    public var stateRetentionMilliseconds: Int64 = 30 * 86_400_000
+    /// Users of each partition the retention's sweep looks at per step, and how often it steps:
+    /// a partition of a million users is gone through in about two minutes, a step costing
+    /// about as much as a small batch of records.
+    public var retentionSweepUsers = 2_000
+    public var retentionSweepInterval: Duration = .milliseconds(250)
     /// Prefix of each worker's `transactional.id` (the worker index is appended); `serve` sets the
     /// group id and `instance.name`. Default: the group id and a random instance tag.
     public var transactionalIDPrefix: String?

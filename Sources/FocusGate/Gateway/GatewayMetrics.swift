@@ -37,6 +37,9 @@ public struct GatewayMetrics: Sendable {
     let timerLateness: DurationHistogram
     /// Summaries of silenced notifications published.
     let summaries: Counter
+    /// What the retention (`state.retentionMs`) forgot, counted at the commits that wrote it.
+    let forgottenNotifications: Counter
+    let forgottenUsers: Counter
     private let deadLetters: [EventDecodingError.Code: Counter]
     private let registry: PrometheusCollectorRegistry
 
@@ -153,6 +156,14 @@ public struct GatewayMetrics: Sendable {
                 "timers_fired", unit: "total",
                 "Timers fired: users whose Focus in force changed with no message (expiry, schedule boundary), or whose summary time came."
             ))
+        self.forgottenNotifications = registry.makeCounter(
+            descriptor: .focusgate(
+                "state_notifications_forgotten", unit: "total",
+                "Remembered or unread notifications the retention forgot (decided longer ago than state.retentionMs)."))
+        self.forgottenUsers = registry.makeCounter(
+            descriptor: .focusgate(
+                "state_users_forgotten", unit: "total",
+                "Users the retention forgot: left with nothing, their state keys written as tombstones."))
         self.summaries = registry.makeCounter(
             descriptor: .focusgate(
                 "summaries", unit: "total",

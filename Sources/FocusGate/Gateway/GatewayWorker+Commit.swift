@@ -120,6 +120,7 @@ extension GatewayWorker {
         }
         for (_, progress) in owned {
             progress.state.commit()
+            progress.reportForgotten(to: self.metrics)
             if let next = progress.next {
                 progress.committed = next
             }

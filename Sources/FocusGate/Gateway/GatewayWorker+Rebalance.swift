@@ -166,6 +166,30 @@ extension GatewayWorker {
         }
     }
 
+    /// A step of the retention's sweep (`state.retentionMs`), every `retentionSweepInterval`:
+    /// each owned partition looks at its next `retentionSweepUsers` users, and those with
+    /// something decided before the cutoff forget it under their contexts (one batched store
+    /// query for the users the cache does not hold). Changed badges and the tombstones of
+    /// forgotten users go out with the next commit. A user whose context cannot be had now is
+    /// looked at again on the next pass.
+    func applyRetention() throws(KafkaError) {
+        let retention = self.configuration.stateRetentionMilliseconds
+        guard retention > 0, ContinuousClock.now >= self.nextRetentionSweep else { return }
+        self.nextRetentionSweep = ContinuousClock.now + self.configuration.retentionSweepInterval
+        let now = self.configuration.clock.nowMilliseconds()
+        let cutoff = now - retention
+        for (_, progress) in self.partitions {
+            let users = progress.state.usersToExpire(
+                before: cutoff, examining: self.configuration.retentionSweepUsers)
+            guard !users.isEmpty else { continue }
+            let lookups = self.cache.resolve(users)
+            for userID in users {
+                guard case .available(let context)? = lookups[userID] else { continue }
+                _ = progress.state.expire(userID: userID, context: context, nowMilliseconds: now, before: cutoff)
+            }
+        }
+    }
+
     private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
         guard let owner = self.partitions.values.first(where: { $0.state.contains(userID: userID) }) else { return }
         // The changed badges are published with the next commit.

@@ -43,6 +43,18 @@ final class GatewayWorker {
         /// After a rewind in librdkafka 2.0.2, `consume_batch_queue` may still return records
         /// fetched before the seek; they have offsets at or above this one and come first.
         var staleFrom: Int64?
+        /// What the retention had forgotten at the last commit, as the metrics were told.
+        var reportedForgotten = (notifications: 0, users: 0)
+
+        /// Tells the metrics what the retention forgot since the last commit (called right after one).
+        func reportForgotten(to metrics: GatewayMetrics) {
+            let forgotten = (notifications: self.state.forgottenEntries, users: self.state.forgottenUsers)
+            guard forgotten != self.reportedForgotten else { return }
+            metrics.forgottenNotifications.increment(
+                by: Int64(forgotten.notifications - self.reportedForgotten.notifications))
+            metrics.forgottenUsers.increment(by: Int64(forgotten.users - self.reportedForgotten.users))
+            self.reportedForgotten = forgotten
+        }
         /// A rewind to ``committed`` that librdkafka refused (a seek can race a rebalance and come
         /// back `_OUTDATED`): no record of the partition is taken until the seek succeeds.
         var rewindPending = false
@@ -119,6 +131,8 @@ final class GatewayWorker {
     var lagGauges: [Int32: Gauge] = [:]
     /// The pending timers last set on this worker's gauge.
     var reportedTimersPending = -1
+    /// When the retention's sweep takes its next step (``applyRetention()``).
+    var nextRetentionSweep = ContinuousClock.now
     /// Where the loop's time went: waiting for records, processing batches, committing.
     var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
     /// When the loop commits next.
@@ -245,6 +259,7 @@ final class GatewayWorker {
                 try self.checkFatal()
                 try self.applyContextChanges()
                 try self.applyExpirations()
+                try self.applyRetention()
                 self.outputs.producer.poll()
                 if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {

@@ -89,6 +89,7 @@ extension ServerConfiguration {
             .integer("summaries.maxItemsPerApp", \.summaryItemsPerApp, 0...100),
             .integer("people.repeatedWindowSeconds", \.repeatedWindowSeconds, 1...86_400),
             .integer("timers.maxFiredPerBatch", \.maxTimersPerBatch, 1...1_000_000),
+            .integer("state.retentionMs", \.stateRetentionMilliseconds, 0...Self.maxRetentionMilliseconds),
             .integer("rateLimits.perUser.max", \.rateLimitPerUser, 0...FocusContext.maxRateLimit),
             .integer(
                 "rateLimits.perUser.windowSeconds", \.rateLimitPerUserWindowSeconds,

@@ -80,6 +80,11 @@ public struct ServerConfiguration: Sendable {
     /// `timers.maxFiredPerBatch`: most Focus transitions (expiry, schedule boundaries) a worker
     /// acts on per loop turn, between record batches. Default: `1000`.
     public var maxTimersPerBatch = 1000
+    /// `state.retentionMs`: a remembered or unread notification decided longer ago is forgotten,
+    /// and a user left with nothing with it; `0`: kept forever. Default: 30 days.
+    public var stateRetentionMilliseconds = 2_592_000_000
+    /// The longest `state.retentionMs` taken: 100 years.
+    static let maxRetentionMilliseconds = 3_153_600_000_000
     /// `rateLimits.perUser.max`: delivered notifications per user in the window, for users whose
     /// context sets no `rateLimits`; `0`: no cap. Default: `0`.
     public var rateLimitPerUser = 0
@@ -161,6 +166,7 @@ public struct ServerConfiguration: Sendable {
         gateway.summaryItemsPerApp = self.summaryItemsPerApp
         gateway.repeatedSenderWindow = .seconds(self.repeatedWindowSeconds)
         gateway.maxTimersPerBatch = self.maxTimersPerBatch
+        gateway.stateRetentionMilliseconds = Int64(self.stateRetentionMilliseconds)
         gateway.rateLimits = RateLimitPolicy(self.defaultRateLimits)
         gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
         let commitGroupOffsets = self.commitGroupOffsets

@@ -48,6 +48,8 @@ extension PartitionState {
     static let rateWindowsKind = UInt8(ascii: "R")
     static let transitionKind = UInt8(ascii: "T")
     static let statusKind = UInt8(ascii: "F")
+    /// The kinds keyed by the user alone: a forgotten user's tombstones.
+    static let userKinds = [userCountsKind, sendersKind, rateWindowsKind, transitionKind, statusKind]
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -173,6 +175,17 @@ extension PartitionState {
                 case .nothing: continue
                 case .tombstone: try write(key, nil)
                 case .record: try write(key, value)
+                }
+            case .userGone(let user):
+                // Still with nothing (no later change gave it something): its user-wide keys go.
+                guard self.hasNothing(user: user) else { continue }
+                let userID = self.userIDByNumber[Int(user)]
+                for kind in Self.userKinds {
+                    key.removeAll(keepingCapacity: true)
+                    key.append(0)
+                    key.append(kind)
+                    key.append(contentsOf: userID.utf8)
+                    try write(key, nil)
                 }
             }
         }

@@ -76,7 +76,9 @@ extension PartitionState {
     /// older but still unread. Walks the user's window and unread lists: bounded by
     /// ``dedupeWindow`` and ``maxUnreadPerApp``, whatever the partition holds.
     public func history(userID: String, query: HistoryQuery) -> HistoryPage {
-        guard let user = self.userNumbers[userID], query.limit > 0 else { return HistoryPage(items: [], nextCursor: nil) }
+        guard let user = self.userNumbers[userID], query.limit > 0 else {
+            return HistoryPage(items: [], nextCursor: nil)
+        }
         var remembered: [UInt32] = []
         var entry = self.users[Int(user)].windowHead
         while entry != StateIndex.none {

@@ -98,8 +98,15 @@ extension PartitionState {
 
     /// A new window at the end of the user's list (after `last`, which it becomes).
     private mutating func appendRateWindow(user: UInt32, appHash: UInt64, after last: inout UInt32) -> UInt32 {
-        let made = UInt32(self.rateWindows.count)
-        self.rateWindows.append(RateWindow(user: user, appHash: appHash))
+        let made: UInt32
+        if let reused = self.freeRateWindows.take() {
+            made = reused
+            if Int(made) < self.committed.rateWindows { self.undo.append(.rate(made, self.rateWindows[Int(made)])) }
+            self.rateWindows[Int(made)] = RateWindow(user: user, appHash: appHash)
+        } else {
+            made = UInt32(self.rateWindows.count)
+            self.rateWindows.append(RateWindow(user: user, appHash: appHash))
+        }
         if last == StateIndex.none {
             self.modifyUser(user) { $0.rateWindow = made }
         } else {

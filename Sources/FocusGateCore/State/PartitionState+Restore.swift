@@ -38,7 +38,8 @@ extension PartitionState {
             }
             let idBytes = UnsafeRawBufferPointer(rebasing: key[reader.index..<reader.index + Int(length)])
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[(reader.index + Int(length))...]))
-            try self.restoreEntry(user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value)
+            try self.restoreEntry(
+                user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
@@ -314,6 +315,11 @@ extension PartitionState {
         // again), but their marks must go, or their later changes would never be listed.
         self.clearMarks(of: 0)
         self.rebuildTransitionQueue()
+        // Users whose records were all tombstones (the retention forgot them) or that hold
+        // nothing else: their numbers are free for later users.
+        for user in self.users.indices where !self.users[user].isFree && self.hasNothing(user: UInt32(user)) {
+            self.freeUser(UInt32(user))
+        }
         self.committed = self.commitPoint
     }
 

@@ -32,8 +32,16 @@ extension PartitionState {
     mutating func noteSender(user: UInt32, senderHash hash: UInt64, atMilliseconds: Int64) {
         var ring = self.users[Int(user)].senderRing
         if ring == StateIndex.none {
-            ring = UInt32(self.senderRings.count)
-            self.senderRings.append(SenderRing(user: user))
+            if let reused = self.freeSenderRings.take() {
+                ring = reused
+                if Int(ring) < self.committed.senderRings {
+                    self.undo.append(.senders(ring, self.senderRings[Int(ring)]))
+                }
+                self.senderRings[Int(ring)] = SenderRing(user: user)
+            } else {
+                ring = UInt32(self.senderRings.count)
+                self.senderRings.append(SenderRing(user: user))
+            }
             self.modifyUser(user) { $0.senderRing = ring }
         }
         let senders = self.senderRings[Int(ring)]

@@ -1,9 +1,16 @@
 // MARK: - Users, apps, entries and their lists
 
 extension PartitionState {
-    /// The user's number, interning the user when new.
+    /// The user's number, interning the user when new (in a number the retention freed, if any).
     mutating func internUser(_ userID: String) -> UInt32 {
         if let user = self.userNumbers[userID] { return user }
+        if let user = self.freeUsers.take() {
+            self.modifyUser(user) { $0 = UserSlot() }
+            if Int(user) < self.committed.users { self.undo.append(.userID(user, self.userIDByNumber[Int(user)])) }
+            self.userIDByNumber[Int(user)] = userID
+            self.userNumbers[userID] = user
+            return user
+        }
         let user = UInt32(self.users.count)
         self.users.append(UserSlot())
         self.userIDByNumber.append(userID)
@@ -46,6 +53,9 @@ extension PartitionState {
         let appID = self.sharedAppID(appID)
         var slot = AppSlot(user: user, ordinal: ordinal)
         slot.nextApp = self.users[Int(user)].firstApp
+        let released =
+            self.releasedPending.isEmpty
+            ? nil : self.releasedPending.removeValue(forKey: ReleasedApp(user: user, appID: appID))
         let app: UInt32
         if self.freeApp != StateIndex.none {
             app = self.freeApp
@@ -61,6 +71,11 @@ extension PartitionState {
         self.modifyUser(user) { user in
             user.firstApp = app
             user.nextOrdinal = max(user.nextOrdinal, ordinal + 1)
+        }
+        if let released {
+            // Freed since the commit with an update pending: this one replaces it.
+            self.apps[Int(app)].pending = released
+            self.pendingSlots.append(app)
         }
         self.markName(app)
         return app
@@ -90,10 +105,14 @@ extension PartitionState {
         if !slot.has(AppSlot.dirtyCounts) {
             self.changes.append(.appCounts(user: slot.user, ordinal: slot.ordinal, at: app))
         }
+        if slot.pending != StateIndex.none {
+            self.releasedPending[ReleasedApp(user: slot.user, appID: self.appIDBySlot[Int(app)])] = slot.pending
+        }
         let freeApp = self.freeApp
         self.modifyApp(app) { freed in
             freed.flags = 0
             freed.nextApp = freeApp
+            freed.pending = StateIndex.none
         }
         self.freeApp = app
     }
@@ -140,7 +159,7 @@ extension PartitionState {
     }
 
     /// The oldest entry of its user's window leaves it; it goes when it is not unread either.
-    private mutating func leaveWindow(_ entry: UInt32) {
+    mutating func leaveWindow(_ entry: UInt32) {
         let leaving = self.entries[Int(entry)]
         self.modifyUser(leaving.user) { user in
             user.windowHead = leaving.windowNext

@@ -65,17 +65,39 @@ public struct PartitionState {
     var slotCount = 0
     var freeEntry = StateIndex.none
     var freeApp = StateIndex.none
+    /// User numbers, sender rings and rate windows the retention freed (``PartitionState/commit()``).
+    var freeUsers = FreeSlots()
+    var freeSenderRings = FreeSlots()
+    var freeRateWindows = FreeSlots()
+    /// Users the retention left with nothing since the commit, freed by it if they still have
+    /// nothing then (``expire(userID:context:nowMilliseconds:before:)``).
+    var departingUsers: Set<UInt32> = []
+    /// Where the retention's sweep looks next (``usersToExpire(before:examining:)``).
+    var sweepCursor = 0
     var liveEntries = 0
     /// Unread notifications dropped because an app exceeded ``maxUnreadPerApp``.
     public internal(set) var droppedUnread = 0
     /// Unread notifications looked at again to recount their app's badge: after a context or
     /// Focus change, and after a restore for an app whose counted context was not written.
     public internal(set) var recountedEntries = 0
+    /// Notifications forgotten by the retention (``expire(userID:context:nowMilliseconds:before:)``).
+    public internal(set) var forgottenEntries = 0
+    /// Users forgotten by the retention: their numbers freed by a commit.
+    public internal(set) var forgottenUsers = 0
 
     /// The badge updates of the current commit interval: the latest per (user, app), in the order
     /// of each one's first change (docs/contract.md, Badges, allows coalescing within a commit interval).
     public internal(set) var pendingBadgeUpdates: [BadgeUpdate] = []
     var pendingSlots: [UInt32] = []
+    /// The pending updates of apps the retention freed since the commit, by (user, app id): an
+    /// app made again for the user takes its place, so a commit still publishes one update per
+    /// (user, app).
+    var releasedPending: [ReleasedApp: UInt32] = [:]
+
+    struct ReleasedApp: Hashable {
+        var user: UInt32
+        var appID: String
+    }
 
     // Since the last commit.
     var undo: [StateUndo] = []
@@ -93,8 +115,12 @@ public struct PartitionState {
         var users = 0
         var freeEntry = StateIndex.none
         var freeApp = StateIndex.none
+        var freeUsers = 0
+        var freeSenderRings = 0
+        var freeRateWindows = 0
         var liveEntries = 0
         var droppedUnread = 0
+        var forgottenEntries = 0
         var senderRings = 0
         var rateWindows = 0
         var idBytes = 0
@@ -121,7 +147,7 @@ public struct PartitionState {
     public var entryCount: Int { self.liveEntries }
 
     /// The users with state here.
-    public var userIDs: [String] { self.userIDByNumber }
+    public var userIDs: [String] { self.userIDByNumber.filter { !$0.isEmpty } }
 
     /// Whether the user has state here.
     public func contains(userID: String) -> Bool {
@@ -225,7 +251,8 @@ public struct PartitionState {
         let record = DecisionRecord(
             sourceOffset: sourceOffset, contextVersion: decision?.contextVersion ?? .min, idStart: id.start,
             appOrdinal: self.apps[Int(app)].ordinal, idLength: id.length,
-            focus: self.focusNumber(decision?.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil)),
+            focus: self.focusNumber(
+                decision?.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil)),
             reason: decision.map { UInt8($0.reason.index + 1) } ?? 0,
             // Listed by summaries only for a user who wants them: the rest pay nothing for them.
             summarizable: silenced && context?.summaries != nil, hashKeyed: id.length == 0)
@@ -308,7 +335,8 @@ public struct PartitionState {
             let user: UInt32
             switch change {
             case .entry(let number, _, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
-                .senders(let number), .rateWindows(let number), .transition(let number), .status(let number):
+                .senders(let number), .rateWindows(let number), .transition(let number), .status(let number),
+                .userGone(let number):
                 user = number
             }
             if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
@@ -325,6 +353,7 @@ public struct PartitionState {
         self.clearPendingBadgeUpdates()
         if self.attributes.needsCollection { self.collectAttributes() }
         if self.idBytes.count >= 1 << 16 && self.idBytes.count >= 2 * self.idBytesAfterCompaction { self.compactIDs() }
+        if !self.departingUsers.isEmpty { self.freeDepartedUsers() }
         self.committed = self.commitPoint
     }
 
@@ -347,6 +376,8 @@ public struct PartitionState {
                 self.settleTransition(user: user)
             case .status(let user):
                 self.statusSlots[user]?.isDirty = false
+            case .userGone:
+                continue
             }
         }
         self.changes.removeAll(keepingCapacity: true)
@@ -356,7 +387,9 @@ public struct PartitionState {
     var commitPoint: CommitPoint {
         CommitPoint(
             entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
-            freeApp: self.freeApp, liveEntries: self.liveEntries, droppedUnread: self.droppedUnread,
+            freeApp: self.freeApp, freeUsers: self.freeUsers.count, freeSenderRings: self.freeSenderRings.count,
+            freeRateWindows: self.freeRateWindows.count, liveEntries: self.liveEntries,
+            droppedUnread: self.droppedUnread, forgottenEntries: self.forgottenEntries,
             senderRings: self.senderRings.count, rateWindows: self.rateWindows.count, idBytes: self.idBytes.count)
     }
 
@@ -375,6 +408,11 @@ public struct PartitionState {
             case .app(let index, let app): self.apps[Int(index)] = app
             case .user(let index, let user): self.users[Int(index)] = user
             case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
+            case .userID(let index, let userID):
+                let current = self.userIDByNumber[Int(index)]
+                if self.userNumbers[current] == index { self.userNumbers[current] = nil }
+                self.userIDByNumber[Int(index)] = userID
+                if !userID.isEmpty { self.userNumbers[userID] = index }
             case .senders(let index, let senders): self.senderRings[Int(index)] = senders
             case .rate(let index, let window): self.rateWindows[Int(index)] = window
             case .transition(let user, let slot): self.rollBackTransition(user: user, to: slot)
@@ -417,8 +455,13 @@ public struct PartitionState {
         }
         self.freeEntry = self.committed.freeEntry
         self.freeApp = self.committed.freeApp
+        self.freeUsers.rollBack(to: self.committed.freeUsers)
+        self.freeSenderRings.rollBack(to: self.committed.freeSenderRings)
+        self.freeRateWindows.rollBack(to: self.committed.freeRateWindows)
+        self.departingUsers.removeAll()
         self.liveEntries = self.committed.liveEntries
         self.droppedUnread = self.committed.droppedUnread
+        self.forgottenEntries = self.committed.forgottenEntries
         self.undo.removeAll(keepingCapacity: true)
         self.changes.removeAll(keepingCapacity: true)
         self.changesWritten = 0
@@ -430,6 +473,7 @@ public struct PartitionState {
         self.summaries.removeAll(keepingCapacity: true)
         for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
         self.pendingSlots.removeAll(keepingCapacity: true)
+        self.releasedPending.removeAll()
         self.pendingBadgeUpdates.removeAll(keepingCapacity: true)
     }
 

@@ -99,7 +99,9 @@ struct DecisionRecord {
     }
 
     /// The span of the id its changelog key holds; length `0`: the key holds the id's hash.
-    var keyID: IDSpan { self.hashKeyed ? IDSpan(start: 0, length: 0) : IDSpan(start: self.idStart, length: self.idLength) }
+    var keyID: IDSpan {
+        self.hashKeyed ? IDSpan(start: 0, length: 0) : IDSpan(start: self.idStart, length: self.idLength)
+    }
 
     static let unknown = DecisionRecord(
         sourceOffset: -1, contextVersion: .min, idStart: 0, appOrdinal: 0, idLength: 0, focus: 0, reason: 0,
@@ -192,6 +194,11 @@ struct UserSlot {
     /// same version has nothing to update, since within a version they change only when the
     /// timer fires. Not in the changelog: after a restore the first decision works them out again.
     var followedVersion = Int64.min
+
+    /// A number no user has: freed by the retention, waiting to be reused.
+    static let freed = UserSlot(nextOrdinal: 0)
+
+    var isFree: Bool { self.nextOrdinal == 0 }
 }
 
 /// When a user's Focus in force changes next (Unix ms), watched by the partition's timers: kept
@@ -334,6 +341,9 @@ enum StateUndo {
     case user(UInt32, UserSlot)
     /// A freed app slot reused for another app.
     case appID(UInt32, String)
+    /// A freed user number reused for another user (``PartitionState/internUser(_:)``): the id
+    /// it had (empty: none).
+    case userID(UInt32, String)
     case senders(UInt32, SenderRing)
     case rate(UInt32, RateWindow)
     case transition(UInt32, TransitionSlot?)
@@ -353,6 +363,40 @@ enum StateChange: Hashable {
     case rateWindows(user: UInt32)
     case transition(user: UInt32)
     case status(user: UInt32)
+    /// The user was left with nothing (``PartitionState/expire(userID:context:nowMilliseconds:before:)``):
+    /// its user-wide records are written as tombstones, and the commit frees its number, if it
+    /// still has nothing then.
+    case userGone(user: UInt32)
+}
+
+/// Freed slots of one kind (users, sender rings, rate windows), reused before the array grows.
+/// Slots are freed only by a commit (``PartitionState/commit()``) and taken between commits, so
+/// a rollback puts the taken ones back by restoring ``top``: nothing above it is overwritten
+/// until the next commit.
+struct FreeSlots {
+    private var slots: [UInt32] = []
+    /// How many of ``slots`` are free; those above were taken since the commit.
+    private(set) var top = 0
+
+    var count: Int { self.top }
+
+    mutating func take() -> UInt32? {
+        guard self.top > 0 else { return nil }
+        self.top -= 1
+        return self.slots[self.top]
+    }
+
+    /// Frees a slot: only at a commit, or while restoring.
+    mutating func free(_ slot: UInt32) {
+        self.slots.removeSubrange(self.top...)
+        self.slots.append(slot)
+        self.top += 1
+    }
+
+    /// Back to what was free at the commit.
+    mutating func rollBack(to top: Int) {
+        self.top = top
+    }
 }
 
 /// An entry's identity, stable across the entry's moves in storage: its user's number and the
