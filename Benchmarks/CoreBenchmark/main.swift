@@ -92,6 +92,8 @@ let modes: [String: @MainActor () -> Void] = [
     "restart": { restartBacklogBenchmark() },
     // Ids chosen to collide in an unseeded entry table against ordinary ids.
     "collide": { collidingIDsBenchmark() },
+    // A month of users coming and going under a short retention.
+    "month": { retentionMonthBenchmark() },
     // A rollback of the same changes with 1,000 and with 1,000,000 users.
     "rollback": { rollbackBenchmark() },
     // Timer memory per user and a mass Focus transition.
