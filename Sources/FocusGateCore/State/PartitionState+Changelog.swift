@@ -102,7 +102,9 @@ extension PartitionState {
                     key.append(Self.idEntryKind)
                     Self.writeVarint(UInt64(id.length), to: &key)
                     let start = Int(id.start)
-                    key.append(contentsOf: self.idBytes[start..<start + Int(id.length)])
+                    self.idBytes.withUnsafeBufferPointer {
+                        key.append(contentsOf: UnsafeBufferPointer(rebasing: $0[start..<start + Int(id.length)]))
+                    }
                 } else {
                     key.append(Self.entryKind)
                     withUnsafeBytes(of: idHash.littleEndian) { key.append(contentsOf: $0) }
@@ -321,7 +323,7 @@ extension PartitionState {
             // + 1 (`0`: none), the Focus on, the input's offset + 1 (`0`: not known).
             value.append(decision.reason | (decision.summarizable ? 0x80 : 0))
             Self.writeVarint(decision.contextVersion < 0 ? 0 : UInt64(decision.contextVersion) + 1, to: &value)
-            Self.writeOptionalString(self.focusName(decision.focus), to: &value)
+            self.writeFocus(decision.focus, to: &value)
             Self.writeVarint(UInt64(bitPattern: decision.sourceOffset &+ 1), to: &value)
             // The app of a read notification too: the history names it.
             Self.writeVarint(UInt64(decision.appOrdinal), to: &value)

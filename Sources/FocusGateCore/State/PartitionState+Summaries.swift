@@ -101,12 +101,18 @@ extension PartitionState {
     mutating func compactIDs() {
         var compacted: [UInt8] = []
         compacted.reserveCapacity(self.idBytes.count / 2)
-        for index in self.entries.indices where self.entries[index].has(StateEntry.alive) {
-            let record = self.decisions[index]
-            guard record.hasID else { continue }
-            let start = Int(record.idStart)
-            self.decisions[index].idStart = UInt32(compacted.count)
-            compacted.append(contentsOf: self.idBytes[start..<start + Int(record.idLength)])
+        // Through buffers: an array's element access checks uniqueness and bounds per id.
+        self.idBytes.withUnsafeBufferPointer { ids in
+            self.entries.withUnsafeBufferPointer { entries in
+                self.decisions.withUnsafeMutableBufferPointer { decisions in
+                    for index in entries.indices where entries[index].has(StateEntry.alive) && decisions[index].hasID {
+                        let start = Int(decisions[index].idStart)
+                        decisions[index].idStart = UInt32(compacted.count)
+                        compacted.append(
+                            contentsOf: UnsafeBufferPointer(rebasing: ids[start..<start + Int(decisions[index].idLength)]))
+                    }
+                }
+            }
         }
         self.idBytes = compacted
         self.idBytesAfterCompaction = compacted.count
@@ -124,6 +130,7 @@ extension PartitionState {
         }
         guard self.focusNames.count < Int(UInt16.max) - 1 else { return 0 }
         self.focusNames.append(name)
+        self.focusBytes.append(Array(name.utf8))
         let number = UInt16(self.focusNames.count)
         self.focusNumbers[name] = number
         self.lastFocus = number
@@ -132,6 +139,15 @@ extension PartitionState {
 
     func focusName(_ number: UInt16) -> String? {
         number == 0 ? nil : self.focusNames[Int(number) - 1]
+    }
+
+    /// A decision's Focus as the changelog writes a string (length + 1 and its bytes, `0`: none),
+    /// from the name's UTF-8 bytes kept beside it: no String copied per record.
+    func writeFocus(_ number: UInt16, to value: inout [UInt8]) {
+        guard number != 0 else { return value.append(0) }
+        let bytes = self.focusBytes[Int(number) - 1]
+        Self.writeVarint(UInt64(bytes.count) + 1, to: &value)
+        value.append(contentsOf: bytes)
     }
 
     private func summary(

@@ -52,6 +52,8 @@ public struct PartitionState {
     var idBytesAfterCompaction = 0
     /// The Focus names decisions were made under, each kept once (``DecisionRecord/focus``).
     var focusNames: [String] = []
+    /// Their UTF-8 bytes, as the changelog writes them.
+    var focusBytes: [[UInt8]] = []
     var focusNumbers: [String: UInt16] = [:]
     /// The Focus number ``focusNumber(_:)`` gave last.
     var lastFocus: UInt16 = 0
