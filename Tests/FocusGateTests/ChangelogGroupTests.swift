@@ -108,3 +108,130 @@ struct ChangelogGroupTests {
         #expect(group.count == Self.perCommit)
     }
 }
+
+/// The same orders through the streaming restore: each record applied as it is read, judged by
+/// the partition's closing marker (found first in its tail), nothing buffered but records
+/// without the `as-of` header.
+@Suite("Changelog stream: which records a streaming restore applies")
+struct ChangelogStreamTests {
+    typealias Item = ChangelogGroupTests.Item
+
+    /// Restores `items` as ``StateRestorer`` does: the closing marker first (the whole partition
+    /// is its tail here), then every record in log order, at its offset (its index).
+    static func restore(_ items: [Item], committed: Int64) -> (state: PartitionState, stream: ChangelogStream) {
+        var last: Int64?
+        var through = Int64.min
+        for (offset, item) in items.enumerated() {
+            if case .marker(let marker) = item {
+                last = Int64(offset)
+                through = max(through, marker)
+            }
+        }
+        var stream = ChangelogStream(closing: last.map { ($0, through) }, committed: committed)
+        var state = PartitionState()
+        for (offset, item) in items.enumerated() {
+            let (key, value, asOf): ([UInt8], [UInt8]?, Int64?) =
+                switch item {
+                case .record(let key, let value, let asOf): (key, value, asOf)
+                case .marker(let marker):
+                    (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: marker), nil)
+                }
+            key.withUnsafeBytes { key in
+                guard let value else {
+                    return stream.take(offset: Int64(offset), key: key, value: nil, asOf: asOf, to: &state)
+                }
+                value.withUnsafeBytes {
+                    stream.take(offset: Int64(offset), key: key, value: $0, asOf: asOf, to: &state)
+                }
+            }
+        }
+        state.finishRestore()
+        return (state, stream)
+    }
+
+    static let ids = ChangelogGroupTests.ids
+    static let perCommit = ChangelogGroupTests.perCommit
+    static func commit(_ id: String, asOf: Int64, headed: Bool = true) -> [Item] {
+        ChangelogGroupTests.commit(id, asOf: asOf, headed: headed)
+    }
+
+    static func remembered(_ state: PartitionState) -> [String] {
+        ChangelogGroupTests.remembered(state, Self.ids)
+    }
+
+    @Test("commits in order are applied as they are read")
+    func inOrder() {
+        let items = Self.commit("n-10", asOf: 10) + [.marker(10)] + Self.commit("n-20", asOf: 20) + [.marker(20)]
+        let (state, stream) = Self.restore(items, committed: 20)
+        #expect(Self.remembered(state) == ["n-10", "n-20"])
+        #expect(stream.applied == 2 * Self.perCommit && stream.notApplied == 0)
+    }
+
+    @Test("compacted: the newest marker alone closes every commit before it, with nothing held back")
+    func compacted() {
+        let items = Self.commit("n-10", asOf: 10) + Self.commit("n-20", asOf: 20) + [.marker(20)]
+        let (state, stream) = Self.restore(items, committed: 20)
+        #expect(Self.remembered(state) == ["n-10", "n-20"])
+        #expect(stream.legacy.count == 0)
+    }
+
+    @Test(
+        "a commit skipped: past the group's offsets, or written late behind state applied",
+        arguments: [(first: 10, second: 30, late: false), (first: 20, second: 10, late: true)])
+    func skipped(_ order: (first: Int64, second: Int64, late: Bool)) {
+        let items =
+            Self.commit("n-\(order.first)", asOf: order.first) + [.marker(order.first)]
+            + Self.commit("n-\(order.second)", asOf: order.second) + [.marker(order.second)]
+        let (state, stream) = Self.restore(items, committed: 20)
+        #expect(Self.remembered(state) == ["n-\(order.first)"])
+        #expect((order.late ? stream.skippedLate : stream.skipped) == Self.perCommit)
+    }
+
+    @Test("records of a commit cut short before its marker, then the next writer's commit: never applied")
+    func interleaved() {
+        let items = Self.commit("n-30", asOf: 30) + Self.commit("n-20", asOf: 20) + [.marker(20)]
+        let (state, stream) = Self.restore(items, committed: 30)
+        #expect(Self.remembered(state) == ["n-20"])
+        #expect(stream.skipped == Self.perCommit)
+    }
+
+    @Test("records without the as-of header wait for the next marker, as before the header")
+    func unheaded() {
+        let items =
+            Self.commit("n-10", asOf: 10, headed: false) + [.marker(10)] + Self.commit("n-30", asOf: 30, headed: false)
+            + [.marker(30)]
+        let (state, stream) = Self.restore(items, committed: 20)
+        #expect(Self.remembered(state) == ["n-10"])
+        #expect(stream.legacy.skipped == Self.perCommit)
+    }
+
+    @Test("records after the last marker (a commit cut short) are not applied")
+    func afterLastMarker() {
+        let items = Self.commit("n-10", asOf: 10) + [.marker(10)] + Self.commit("n-20", asOf: 20)
+        let (state, stream) = Self.restore(items, committed: 20)
+        #expect(Self.remembered(state) == ["n-10"])
+        #expect(stream.skipped == Self.perCommit)
+    }
+
+    @Test("applied as read: a compacted partition's records are in the state before its one marker is reached")
+    func appliedAsRead() {
+        let records = Self.commit("n-10", asOf: 10) + Self.commit("n-20", asOf: 20)
+        var stream = ChangelogStream(closing: (lastMarker: Int64(records.count), through: 20), committed: 20)
+        var state = PartitionState()
+        for (offset, item) in records.enumerated() {
+            guard case .record(let key, let value, let asOf) = item else { continue }
+            key.withUnsafeBytes { key in
+                value!.withUnsafeBytes {
+                    stream.take(offset: Int64(offset), key: key, value: $0, asOf: asOf, to: &state)
+                }
+            }
+        }
+        #expect(state.entryCount == 2 && stream.applied == records.count, "nothing waits for the marker")
+    }
+
+    @Test("no marker at all: nothing is taken")
+    func noMarker() {
+        let (state, stream) = Self.restore(Self.commit("n-10", asOf: 10), committed: 20)
+        #expect(Self.remembered(state).isEmpty && stream.skipped == Self.perCommit)
+    }
+}

@@ -12,20 +12,19 @@ import Logging
 /// raises those at the last stable offset).
 ///
 /// A transaction's records of a partition end with a commit marker holding the input offset they
-/// are state as of, and each carries that offset in its `as-of` header: a marker closes the
-/// records as of its offset or earlier, in the order of their offsets, and records as of a later
-/// one (another writer's, sent before its transaction aborted) wait for theirs. Records are
-/// applied a marker at a time: a group whose marker is past the
-/// input partition's committed offset was written by a transaction whose offsets never committed,
-/// so it is skipped, as are records after the last marker (a commit cut short). A real cluster
-/// hides such records from `read_committed` already; the embedded broker writes no abort markers
-/// and shows them, and without this check a restore after an abort brought back state whose
-/// outputs the abort had purged (badges then disagreed with the inputs). A group whose marker is
-/// behind one applied before it is skipped too: it was written late, by a member that had lost
-/// the partition (its commit then failed) or an aborted transaction, after the state of newer
-/// input had been written; applied, it would put keys back as they were before that input.
-/// Processing is deterministic, so a skipped group's changes are in the groups applied around it.
-/// On a compacted topic only the newest marker survives, and it closes every record before it.
+/// are state as of, and each carries that offset in its `as-of` header. The restore first reads
+/// the partition's tail for its last marker (on a compacted topic the only one left), then
+/// streams the partition from its beginning, applying each record as it is read
+/// (``ChangelogStream``): memory beyond the state does not grow with the partition. A record is
+/// taken when it lies before the last marker and its commit is as of an offset the markers close
+/// and the input partition's committed offset covers. Past it, its transaction's offsets never
+/// committed: a real cluster hides aborted records from `read_committed` already; the embedded
+/// broker writes no abort markers and shows them, and without this check a restore after an
+/// abort brought back state whose outputs the abort had purged. A record behind state applied
+/// before it is skipped too: written late, by a member that had lost the partition, it would put
+/// keys back as they were before newer input. Processing is deterministic, so a skipped
+/// commit's changes are in the commits applied around it. Records written before the header
+/// existed belong to the next marker and wait for it (``ChangelogGroup``).
 ///
 /// A record of the first state form (whole users keyed by user id) is refused: the worker stops
 /// with a message that says so (docs/state.md, "Upgrading").
@@ -83,13 +82,7 @@ final class StateRestorer {
     ) {
         let (low, high) = try self.consumer.watermarks(topic: self.topic, partition: partition, timeout: self.timeout)
         guard high > low else { return (0, 0) }
-        try self.consumer.assign([KafkaTopicPartition(topic: self.topic, partition: partition, offset: low)])
         defer { try? self.consumer.assign([]) }
-        let started = ContinuousClock.now
-        var progressed = started
-        var nextReport = started + .seconds(1)
-        var next = low
-        var group = ChangelogGroup()
         let limit: Int64
         if let committed, committed >= 0 {
             limit = committed
@@ -97,54 +90,18 @@ final class StateRestorer {
             limit = try self.consumer.watermarks(topic: self.inputTopic, partition: partition, timeout: self.timeout)
                 .low
         }
+        var stream = ChangelogStream(
+            closing: try self.closingMarker(partition: partition, low: low, high: high), committed: limit)
         var legacy = false
-        while next < high && !legacy {
-            let before = next
-            let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
-                for record in batch where record.partition == partition && record.offset >= next {
-                    next = record.offset + 1
-                    guard let key = record.key else { continue }
-                    if let through = PartitionState.commitMarkerOffset(key: key, value: record.value) {
-                        group.close(through: through, committed: limit, to: &state)
-                    } else if key.first != 0 {
-                        legacy = true
-                        return batch.count
-                    } else {
-                        let asOf = record.header(PartitionState.asOfHeader).flatMap {
-                            $0.flatMap(PartitionState.asOfOffset)
-                        }
-                        group.append(key: key, value: record.value, asOf: asOf)
-                    }
-                }
-                return batch.count
+        try self.read(partition: partition, from: low, to: high, logging: true, users: { state.userCount }) { record in
+            guard let key = record.key else { return true }
+            guard key.first == 0 else {
+                legacy = true
+                return false
             }
-            if count == 0,
-                let position = try? self.consumer.position([
-                    KafkaTopicPartition(topic: self.topic, partition: partition)
-                ]).first?.offset,
-                position >= high
-            {
-                break  // only control records (transaction markers) were left
-            }
-            let now = ContinuousClock.now
-            if next > before { progressed = now }
-            if now >= nextReport {
-                nextReport = now + .seconds(1)
-                self.logger.info(
-                    "restoring state",
-                    metadata: [
-                        "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
-                        "focusgate.state.read": "\(next - low)", "focusgate.state.total": "\(high - low)",
-                        "focusgate.state.users": "\(state.userCount)",
-                    ])
-            }
-            if now - progressed > self.timeout {
-                throw KafkaError(
-                    code: .timedOut,
-                    message:
-                        "restoring \(self.topic)/\(partition): no record for \(self.timeout) at offset \(next) of \(high)"
-                )
-            }
+            let asOf = record.header(PartitionState.asOfHeader).flatMap { $0.flatMap(PartitionState.asOfOffset) }
+            stream.take(offset: record.offset, key: key, value: record.value, asOf: asOf, to: &state)
+            return true
         }
         if legacy {
             throw KafkaError(
@@ -155,36 +112,108 @@ final class StateRestorer {
                     (badges and dedupe windows start empty), then start again; see docs/state.md, "Upgrading"
                     """, isFatal: true)
         }
-        let uncommitted = group.skipped + group.skippedLate + group.count
         state.finishRestore()
+        let uncommitted = stream.notApplied
         if uncommitted > 0 {
             self.logger.warning(
                 "state records of transactions that did not commit their offsets were skipped",
                 metadata: [
                     "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
                     "kafka.offset.committed": "\(limit)", "focusgate.records": "\(uncommitted)",
-                    "focusgate.records.late": "\(group.skippedLate)",
+                    "focusgate.records.late": "\(stream.skippedLate + stream.legacy.skippedLate)",
                 ]
             )
         }
-        if group.interleaved > 0 {
-            self.logger.info(
-                "state records that another commit's marker came after were kept for their own",
-                metadata: [
-                    "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
-                    "focusgate.records": "\(group.interleaved)",
-                ]
-            )
-        }
-        if group.unreadable > 0 {
+        if stream.unreadable + stream.legacy.unreadable > 0 {
             self.logger.error(
                 "state records this version cannot read were dropped",
                 metadata: [
                     "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
-                    "focusgate.records": "\(group.unreadable)",
+                    "focusgate.records": "\(stream.unreadable + stream.legacy.unreadable)",
                 ]
             )
         }
-        return (Int(next - low), uncommitted)
+        return (Int(high - low), uncommitted)
+    }
+
+    /// The partition's last commit marker and the newest offset the markers of its tail close:
+    /// read from the end back, in windows growing eightfold until one holds a marker (on a
+    /// compacted topic only the newest marker is left, with at most one commit's records after
+    /// it). `nil` when the partition has none.
+    private func closingMarker(partition: Int32, low: Int64, high: Int64) throws(KafkaError) -> (
+        lastMarker: Int64, through: Int64
+    )? {
+        var window: Int64 = 4096
+        while true {
+            let start = max(low, high - window)
+            var last: Int64?
+            var through = Int64.min
+            try self.read(partition: partition, from: start, to: high, logging: false, users: { 0 }) { record in
+                if let key = record.key, let marker = PartitionState.commitMarkerOffset(key: key, value: record.value) {
+                    last = record.offset
+                    through = max(through, marker)
+                }
+                return true
+            }
+            if let last { return (last, through) }
+            guard start > low else { return nil }
+            window *= 8
+        }
+    }
+
+    /// Reads the partition's records from `start` to `end` (exclusive), handing each to `body`
+    /// until it returns `false`; logs progress every second when `logging` (with `users`, the
+    /// users so far) and throws when no record comes for twice the operation timeout.
+    private func read(
+        partition: Int32, from start: Int64, to end: Int64, logging: Bool, users: () -> Int,
+        _ body: (KafkaRecord) -> Bool
+    ) throws(KafkaError) {
+        try self.consumer.assign([KafkaTopicPartition(topic: self.topic, partition: partition, offset: start)])
+        let started = ContinuousClock.now
+        var progressed = started
+        var nextReport = started + .seconds(1)
+        var next = start
+        var going = true
+        while next < end && going {
+            let before = next
+            let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
+                for record in batch where record.partition == partition && record.offset >= next {
+                    next = record.offset + 1
+                    if next > end { break }
+                    guard body(record) else {
+                        going = false
+                        break
+                    }
+                }
+                return batch.count
+            }
+            if count == 0,
+                let position = try? self.consumer.position([
+                    KafkaTopicPartition(topic: self.topic, partition: partition)
+                ]).first?.offset,
+                position >= end
+            {
+                break  // only control records (transaction markers) were left
+            }
+            let now = ContinuousClock.now
+            if next > before { progressed = now }
+            if logging, now >= nextReport {
+                nextReport = now + .seconds(1)
+                self.logger.info(
+                    "restoring state",
+                    metadata: [
+                        "kafka.topic": "\(self.topic)", "kafka.partition": "\(partition)",
+                        "focusgate.state.read": "\(next - start)", "focusgate.state.total": "\(end - start)",
+                        "focusgate.state.users": "\(users())",
+                    ])
+            }
+            if now - progressed > self.timeout {
+                throw KafkaError(
+                    code: .timedOut,
+                    message:
+                        "restoring \(self.topic)/\(partition): no record for \(self.timeout) at offset \(next) of \(end)"
+                )
+            }
+        }
     }
 }

@@ -109,7 +109,8 @@ extension PartitionState {
                         let start = Int(decisions[index].idStart)
                         decisions[index].idStart = UInt32(compacted.count)
                         compacted.append(
-                            contentsOf: UnsafeBufferPointer(rebasing: ids[start..<start + Int(decisions[index].idLength)]))
+                            contentsOf: UnsafeBufferPointer(
+                                rebasing: ids[start..<start + Int(decisions[index].idLength)]))
                     }
                 }
             }
