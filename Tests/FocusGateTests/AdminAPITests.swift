@@ -108,15 +108,26 @@ struct AdminFixture {
         return api.router()
     }
 
-    /// Every record on the invalidations topic, as (key, value) text.
+    /// Every record on the invalidations topic, as (key, value) text: read until the partitions'
+    /// high watermarks (a fixed two-second read came back short on a loaded machine).
     func invalidations() throws -> [(key: String?, value: String?)] {
         let consumer = try KafkaConsumer(
             configuration: .init(bootstrapServers: self.broker.bootstrapServers, groupID: nil), logger: testLogger)
+        defer { consumer.close() }
+        var expected = 0
+        for partition in 0..<Int32(2) {
+            let (low, high) = try consumer.watermarks(topic: self.topic, partition: partition, timeout: .seconds(10))
+            expected += Int(high - low)
+        }
         try consumer.assign(
             (0..<2).map { KafkaTopicPartition(topic: self.topic, partition: $0, offset: KafkaOffset.beginning) })
         var records: [KafkaMessage] = []
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while records.count < expected {
+            guard ContinuousClock.now < deadline else {
+                throw KafkaError(
+                    code: .timedOut, message: "read \(records.count) of the \(expected) invalidation records in 30 s")
+            }
             consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(100)) { records += $0.map { $0.copy() } }
         }
         return records.sorted { $0.timestamp ?? 0 < $1.timestamp ?? 0 }.map {
@@ -200,7 +211,7 @@ struct AdminAPITests {
             try await client.execute(uri: "/v1/users/u-42/context", method: .delete) { #expect($0.status == .notFound) }
         }
         let published = try fixture.invalidations()
-        #expect(published.count == 3)
+        try #require(published.count == 3)
         #expect(published.allSatisfy { $0.key == "u-42" })
         let inline = try ContextInvalidation.parse(
             key: Array("u-42".utf8), value: published[0].value.map { Array($0.utf8) })
