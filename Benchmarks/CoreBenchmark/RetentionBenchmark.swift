@@ -9,10 +9,8 @@ import Foundation
 struct CompactedChangelog {
     private(set) var live: [[UInt8]: Int] = [:]
     private(set) var bytes = 0
-    private(set) var written = 0
 
     mutating func write(key: [UInt8], value: [UInt8]?) {
-        self.written += 1
         if let old = self.live[key] { self.bytes -= key.count + old }
         if let value {
             self.live[key] = value.count

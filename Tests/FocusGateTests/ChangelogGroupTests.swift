@@ -2,8 +2,9 @@
 import FocusGateCore
 import Testing
 
-/// The marker and `as-of` grouping of a restore, without a broker: records in the orders a
-/// compacted, aborted or rebalanced changelog partition presents them.
+/// The marker grouping of records written before the `as-of` header, without a broker: records
+/// in the orders a compacted, aborted or rebalanced changelog partition presents them. (The
+/// stream below judges headed records by their header; a group ignores it.)
 @Suite("Changelog groups: which commits a restore applies")
 struct ChangelogGroupTests {
     /// A changelog record, or a commit marker (`key == nil`).
@@ -28,10 +29,10 @@ struct ChangelogGroupTests {
         var group = ChangelogGroup()
         for item in items {
             switch item {
-            case .record(let key, let value, let asOf):
+            case .record(let key, let value, _):
                 key.withUnsafeBytes { key in
-                    guard let value else { return group.append(key: key, value: nil, asOf: asOf) }
-                    value.withUnsafeBytes { group.append(key: key, value: $0, asOf: asOf) }
+                    guard let value else { return group.append(key: key, value: nil) }
+                    value.withUnsafeBytes { group.append(key: key, value: $0) }
                 }
             case .marker(let through):
                 group.close(through: through, committed: committed, to: &state)
@@ -78,16 +79,6 @@ struct ChangelogGroupTests {
         let (state, group) = Self.restore(items, committed: 20)
         #expect(Self.remembered(state, Self.ids) == ["n-\(order.first)"])
         #expect((order.late ? group.skippedLate : group.skipped) == Self.perCommit)
-    }
-
-    @Test("records of a commit cut short before its marker, then the next writer's commit: kept waiting, never applied")
-    func interleaved() {
-        let items = Self.commit("n-30", asOf: 30) + Self.commit("n-20", asOf: 20) + [.marker(20)]
-        let (state, group) = Self.restore(items, committed: 30)
-        #expect(Self.remembered(state, Self.ids) == ["n-20"])
-        #expect(
-            group.interleaved == Self.perCommit && group.count == Self.perCommit,
-            "the as-of-30 records still wait for their marker")
     }
 
     @Test("records without the as-of header belong to the next marker")

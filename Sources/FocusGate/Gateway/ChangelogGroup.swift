@@ -1,127 +1,57 @@
 import FocusGateCore
 
-/// The records read and not yet closed by their commit's marker, their bytes copied into one
-/// reused buffer (the consumer's records are gone after each batch; a group can span batches).
+/// Records written before the `as-of` header existed, read and not yet closed by the next
+/// commit marker, their bytes copied into one reused buffer (the consumer's records are gone
+/// after each batch; a group can span batches). A marker closes every record before it: applied
+/// in log order when the marker is within the input's committed offset and not behind a group
+/// applied before it, else skipped.
 struct ChangelogGroup {
     private var bytes: [UInt8] = []
-    /// Each record's key in `bytes`, its value right after it (`valueCount` -1: a tombstone),
-    /// and the input offset its commit is as of (`nil`: a record written before records said
-    /// so, which belongs to the next marker).
-    private var records: [Record] = []
+    /// Each record's key in `bytes`, its value right after it (`valueCount` -1: a tombstone).
+    private var records: [(keyStart: Int, keyCount: Int, valueCount: Int)] = []
     /// Records skipped as past the committed offset.
     var skipped = 0
     /// Records skipped as behind state already applied (written late).
     var skippedLate = 0
-    /// Records a marker of an earlier offset came after: another commit's marker (a
-    /// transaction that aborted before its own marker was sent, then the next writer's).
-    var interleaved = 0
     var unreadable = 0
-    /// The input offset of the newest state applied so far.
+    /// The input offset of the newest group applied so far.
     private var appliedThrough = Int64.min
-    /// The records a marker closes: the offset each is as of, and where it is in ``records``.
-    private var order: [(asOf: Int64, index: Int)] = []
-
-    private struct Record {
-        var keyStart: Int
-        var keyCount: Int
-        var valueCount: Int
-        var asOf: Int64?
-        /// A marker of an earlier offset came after it (counted once in ``interleaved``).
-        var waited = false
-    }
 
     /// Records waiting for their marker.
     var count: Int { self.records.count }
 
-    mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64?) {
-        self.records.append(
-            Record(keyStart: self.bytes.count, keyCount: key.count, valueCount: value?.count ?? -1, asOf: asOf))
+    mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        self.records.append((self.bytes.count, key.count, value?.count ?? -1))
         self.bytes.append(contentsOf: key)
         if let value { self.bytes.append(contentsOf: value) }
     }
 
-    /// Closes what a marker `through` ends: the records as of `through` or an earlier offset
-    /// (on a compacted topic, also earlier commits' records whose markers compaction removed),
-    /// applied in the order of their offsets and in log order within one. Each commit's
-    /// records are applied unless its offsets never committed (past `committed`) or it is
-    /// older than state already applied. Records as of a later offset (a transaction that
-    /// aborted before its marker was sent, followed by the next writer's commit) keep waiting
-    /// for a marker at or past theirs.
+    /// Closes the group with a marker `through`: applied unless its offsets never committed
+    /// (past `committed`) or it is older than a group already applied.
     mutating func close(through: Int64, committed: Int64, to state: inout PartitionState) {
-        self.order.removeAll(keepingCapacity: true)
-        var waiting = false
-        var ordered = true
-        var previous = Int64.min
-        for index in self.records.indices {
-            let asOf = self.records[index].asOf ?? through
-            guard asOf <= through else {
-                waiting = true
-                if !self.records[index].waited {
-                    self.records[index].waited = true
-                    self.interleaved += 1
-                }
-                continue
-            }
-            if asOf < previous { ordered = false }
-            previous = asOf
-            self.order.append((asOf, index))
+        defer {
+            self.records.removeAll(keepingCapacity: true)
+            self.bytes.removeAll(keepingCapacity: true)
         }
-        // By offset, and within one commit in log order.
-        if !ordered { self.order.sort { $0 < $1 } }
+        guard through <= committed else { return self.skipped += self.records.count }
+        guard through >= self.appliedThrough else { return self.skippedLate += self.records.count }
+        self.appliedThrough = through
         var unreadable = 0
         self.bytes.withUnsafeBytes { bytes in
-            var start = 0
-            while start < self.order.count {
-                let asOf = self.order[start].asOf
-                var end = start + 1
-                while end < self.order.count && self.order[end].asOf == asOf { end += 1 }
-                defer { start = end }
-                guard asOf <= committed else {
-                    self.skipped += end - start
-                    continue
-                }
-                guard asOf >= self.appliedThrough else {
-                    self.skippedLate += end - start
-                    continue
-                }
-                self.appliedThrough = asOf
-                for (_, index) in self.order[start..<end] {
-                    let record = self.records[index]
-                    let valueStart = record.keyStart + record.keyCount
-                    let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
-                    let value =
-                        record.valueCount < 0
-                        ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + record.valueCount])
-                    do {
-                        try state.restore(key: key, value: value)
-                    } catch {
-                        unreadable += 1
-                    }
+            for record in self.records {
+                let valueStart = record.keyStart + record.keyCount
+                let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<valueStart])
+                let value =
+                    record.valueCount < 0
+                    ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueStart + record.valueCount])
+                do {
+                    try state.restore(key: key, value: value)
+                } catch {
+                    unreadable += 1
                 }
             }
         }
         self.unreadable += unreadable
-        if waiting {
-            self.keepWaiting(through: through)
-        } else {
-            self.records.removeAll(keepingCapacity: true)
-            self.bytes.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Drops the records a marker `through` closed, keeping those as of a later offset.
-    private mutating func keepWaiting(through: Int64) {
-        var bytes: [UInt8] = []
-        var records: [Record] = []
-        for var record in self.records where (record.asOf ?? through) > through {
-            let end = record.keyStart + record.keyCount + max(0, record.valueCount)
-            let start = bytes.count
-            bytes.append(contentsOf: self.bytes[record.keyStart..<end])
-            record.keyStart = start
-            records.append(record)
-        }
-        self.bytes = bytes
-        self.records = records
     }
 }
 
@@ -172,7 +102,7 @@ struct ChangelogStream {
             if self.legacy.count > 0 { self.legacy.close(through: marker, committed: self.committed, to: &state) }
             return
         }
-        guard let asOf else { return self.legacy.append(key: key, value: value, asOf: nil) }
+        guard let asOf else { return self.legacy.append(key: key, value: value) }
         guard offset < self.lastMarker, asOf <= self.through else {
             self.skipped += 1
             return

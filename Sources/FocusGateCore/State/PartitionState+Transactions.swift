@@ -1,0 +1,157 @@
+// MARK: - Transactions: commit and rollback of a partition state
+
+extension PartitionState {
+
+    /// Whether anything changed since the last ``commit()`` or ``rollback()``.
+    public var hasChanges: Bool { !self.changes.isEmpty }
+
+    /// The users whose changelog records changed since the last commit.
+    public var changedUsers: [String] {
+        var seen = Set<UInt32>(minimumCapacity: self.changes.count)
+        var users: [String] = []
+        for change in self.changes {
+            let user: UInt32
+            switch change {
+            case .entry(let number, _, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
+                .senders(let number), .rateWindows(let number), .transition(let number), .status(let number),
+                .userGone(let number):
+                user = number
+            }
+            if seen.insert(user).inserted { users.append(self.userIDByNumber[Int(user)]) }
+        }
+        return users
+    }
+
+    /// Makes the changes since the last commit the committed state.
+    public mutating func commit() {
+        self.undo.removeAll(keepingCapacity: true)
+        // Written changes had their marks cleared already; clear those the caller did not write.
+        self.clearMarks(of: self.changesWritten)
+        self.changesWritten = 0
+        self.clearPendingBadgeUpdates()
+        if self.attributes.needsCollection { self.collectAttributes() }
+        if self.idBytes.count >= 1 << 16 && self.idBytes.count >= 2 * self.idBytesAfterCompaction { self.compactIDs() }
+        if !self.departingUsers.isEmpty { self.freeDepartedUsers() }
+        self.committed = self.commitPoint
+    }
+
+    /// Clears the marks of the changes listed from `start` on, and empties the list: what they
+    /// changed is taken as written.
+    mutating func clearMarks(of start: Int) {
+        for change in self.changes[start...] {
+            switch change {
+            case .entry(_, _, let entry, _):
+                self.entries[Int(entry)].flags &= ~StateEntry.dirty
+            case .appName(let user, let ordinal, let at), .appCounts(let user, let ordinal, let at):
+                if let app = self.app(user: user, ordinal: ordinal, at: at) {
+                    self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
+                }
+            case .senders(let user):
+                self.senderRings[Int(self.users[Int(user)].senderRing)].isDirty = false
+            case .rateWindows(let user):
+                self.rateWindows[Int(self.users[Int(user)].rateWindow)].isDirty = false
+            case .transition(let user):
+                self.settleTransition(user: user)
+            case .status(let user):
+                self.statusSlots[user]?.isDirty = false
+            case .userGone:
+                continue
+            }
+        }
+        self.changes.removeAll(keepingCapacity: true)
+    }
+
+    /// What the state is now, as a rollback would return to it.
+    var commitPoint: CommitPoint {
+        CommitPoint(
+            entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
+            freeApp: self.freeApp, freeUsers: self.freeUsers.count, freeSenderRings: self.freeSenderRings.count,
+            freeRateWindows: self.freeRateWindows.count, liveEntries: self.liveEntries,
+            droppedUnread: self.droppedUnread, forgottenEntries: self.forgottenEntries,
+            senderRings: self.senderRings.count, rateWindows: self.rateWindows.count, idBytes: self.idBytes.count)
+    }
+
+    /// Puts everything back as of the last commit, in time proportional to what changed since.
+    public mutating func rollback() {
+        self.restoreLastUser = StateIndex.none  // it may be a user the rollback removes
+        // The table first forgets the entries as they are now, then learns them as they were.
+        for record in self.undo {
+            if case .entry(let index, _) = record { self.unindex(index) }
+        }
+        for index in self.committed.entries..<self.entries.count { self.unindex(UInt32(index)) }
+        for record in self.undo.reversed() {
+            switch record {
+            case .entry(let index, let entry): self.entries[Int(index)] = entry
+            case .decision(let index, let decision): self.decisions[Int(index)] = decision
+            case .app(let index, let app): self.apps[Int(index)] = app
+            case .user(let index, let user): self.users[Int(index)] = user
+            case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
+            case .userID(let index, let userID):
+                let current = self.userIDByNumber[Int(index)]
+                if self.userNumbers[current] == index { self.userNumbers[current] = nil }
+                self.userIDByNumber[Int(index)] = userID
+                if !userID.isEmpty { self.userNumbers[userID] = index }
+            case .senders(let index, let senders): self.senderRings[Int(index)] = senders
+            case .rate(let index, let window): self.rateWindows[Int(index)] = window
+            case .transition(let user, let slot): self.rollBackTransition(user: user, to: slot)
+            case .status(let user, let slot): self.statusSlots[user] = slot
+            }
+        }
+        self.senderRings.removeSubrange(self.committed.senderRings...)
+        self.rateWindows.removeSubrange(self.committed.rateWindows...)
+        self.entries.removeSubrange(self.committed.entries...)
+        self.decisions.removeSubrange(self.committed.entries...)
+        self.idBytes.removeSubrange(self.committed.idBytes...)
+        self.apps.removeSubrange(self.committed.apps...)
+        self.appIDBySlot.removeSubrange(self.committed.apps...)
+        for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
+        for user in UInt32(self.committed.users)..<UInt32(self.users.count) {
+            self.statusSlots[user] = nil
+            self.rollBackTransition(user: user, to: nil)
+        }
+        self.users.removeSubrange(self.committed.users...)
+        self.userIDByNumber.removeSubrange(self.committed.users...)
+        for record in self.undo {
+            guard case .entry(let index, let entry) = record, entry.has(StateEntry.alive),
+                self.findEntry(user: entry.user, idHash: entry.idHash) == nil
+            else { continue }
+            self.insertSlot(index)
+        }
+        // The marks of what stays: a user's rate-window record is marked on its first window,
+        // which a change to another of its windows leaves without a before-image.
+        for change in self.changes {
+            switch change {
+            case .senders(let user) where Int(user) < self.users.count:
+                let ring = self.users[Int(user)].senderRing
+                if ring != StateIndex.none { self.senderRings[Int(ring)].isDirty = false }
+            case .rateWindows(let user) where Int(user) < self.users.count:
+                let head = self.users[Int(user)].rateWindow
+                if head != StateIndex.none { self.rateWindows[Int(head)].isDirty = false }
+            default:
+                continue
+            }
+        }
+        self.freeEntry = self.committed.freeEntry
+        self.freeApp = self.committed.freeApp
+        self.freeUsers.rollBack(to: self.committed.freeUsers)
+        self.freeSenderRings.rollBack(to: self.committed.freeSenderRings)
+        self.freeRateWindows.rollBack(to: self.committed.freeRateWindows)
+        self.departingUsers.removeAll()
+        self.liveEntries = self.committed.liveEntries
+        self.droppedUnread = self.committed.droppedUnread
+        self.forgottenEntries = self.committed.forgottenEntries
+        self.undo.removeAll(keepingCapacity: true)
+        self.changes.removeAll(keepingCapacity: true)
+        self.changesWritten = 0
+        self.clearPendingBadgeUpdates()
+    }
+
+    mutating func clearPendingBadgeUpdates() {
+        self.clearPendingStatusUpdates()
+        self.summaries.removeAll(keepingCapacity: true)
+        for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
+        self.pendingSlots.removeAll(keepingCapacity: true)
+        self.releasedPending.removeAll()
+        self.pendingBadgeUpdates.removeAll(keepingCapacity: true)
+    }
+}
