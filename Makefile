@@ -4,7 +4,7 @@ SWIFT ?= swift
 PORT ?= 9092
 PARTITIONS ?= 8
 
-.PHONY: fuzz soak all deps build release run test bench format lint clean
+.PHONY: fuzz soak all deps build release run test test-compat bench format lint clean
 
 all: build
 
@@ -33,6 +33,12 @@ test:
 	$(SWIFT) build --build-tests
 	@SWIFT=$(SWIFT) scripts/test.sh
 	@scripts/fuzz.sh --replay
+
+## test-compat: the suite again against librdkafka 2.8 (built from Debian 13's source package into
+## .build-compat) and its mock cluster, and the gateway on Tansu, an independent broker, where
+## exactly-once is audited with read_committed readers
+test-compat:
+	@SWIFT=$(SWIFT) scripts/test-compat.sh
 
 ## bench: benchmarks, release build; prints rates and ratios
 bench: release

@@ -6,11 +6,15 @@
 #                                     Python's venv module, and the Python tools of
 #                                     scripts/python-requirements.txt in a virtual environment under
 #                                     .build/venv (never a system-wide pip)
+#   scripts/install-deps.sh --compat  all of --test, and what building librdkafka 2.8 from source
+#                                     needs (make test-compat): a C compiler, make, curl, patch, xz
 # As root on Debian or Ubuntu it uses apt-get; otherwise it prints the one `sudo apt-get` line to run.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 testing=false
+compat=false
 [ "${1:-}" = "--test" ] && testing=true
+[ "${1:-}" = "--compat" ] && testing=true && compat=true
 
 command -v swift >/dev/null 2>&1 || {
     echo "error: Swift 6.1 or newer is required (https://www.swift.org/install/linux/)." >&2
@@ -32,6 +36,12 @@ if $testing; then
     elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
         missing+=(python3-venv)
     fi
+fi
+if $compat; then
+    { command -v cc >/dev/null 2>&1 && command -v make >/dev/null 2>&1; } || missing+=(build-essential)
+    command -v curl >/dev/null 2>&1 || missing+=(curl ca-certificates)
+    command -v patch >/dev/null 2>&1 || missing+=(patch)
+    command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
 fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test (already built) and keeps the whole output in .build/test-output.log.
-#   scripts/test.sh [swift test arguments]      (make test)
+#   scripts/test.sh [swift test arguments]      (make test; TEST_LOG names another log file)
+# FOCUSGATE_TEST_LIBRDKAFKA tells the suite which librdkafka it must find loaded: the version
+# pkg-config gives (the one it was built against), since any librdkafka.so.1 would load.
 # A run that fails ends with its failures repeated, so the last lines of a long CI log name them.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-log="$root/.build/test-output.log"
-mkdir -p "$root/.build"
+log="${TEST_LOG:-$root/.build/test-output.log}"
+mkdir -p "$(dirname "$log")"
+FOCUSGATE_TEST_LIBRDKAFKA="${FOCUSGATE_TEST_LIBRDKAFKA:-$(pkg-config --modversion rdkafka)}"
+export FOCUSGATE_TEST_LIBRDKAFKA
 "${SWIFT:-swift}" test --package-path "$root" --skip-build "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 if [ "$status" -ne 0 ]; then

@@ -24,6 +24,11 @@ public struct KafkaConsumerConfiguration: Sendable {
     /// Time without heartbeats after which the group coordinator drops a member (`session.timeout.ms`).
     /// Default: `45` seconds.
     public var sessionTimeout: Duration = .seconds(45)
+    /// Joins the group as a static member with this id (`group.instance.id`, KIP-345): a member
+    /// that comes back with the same id within ``sessionTimeout`` takes back its partitions
+    /// without a rebalance, and one that closes does not leave the group (its partitions wait
+    /// out the session). Unique within the group. Default: `nil`, a dynamic member.
+    public var groupInstanceID: String?
     /// How long ``KafkaConsumer/close()`` waits for a group member's first assignment when it closes
     /// before one arrived (librdkafka 2.0.2 aborts the process when such a consumer is destroyed
     /// between the group's JoinGroup and SyncGroup answers). A consumer still unassigned after the
@@ -64,6 +69,9 @@ public struct KafkaConsumerConfiguration: Sendable {
             ("socket.nagle.disable", self.disablesNagle ? "true" : "false"),
         ]
         typed.append(("group.id", self.groupID ?? Self.manualAssignmentGroupID))
+        if let instance = self.groupInstanceID, self.groupID != nil {
+            typed.append(("group.instance.id", instance))
+        }
         if let interval = self.statisticsInterval {
             typed.append(("statistics.interval.ms", String(interval.wholeMilliseconds)))
         }

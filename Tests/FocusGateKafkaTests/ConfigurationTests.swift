@@ -1,4 +1,5 @@
 import FocusGateKafka
+import Foundation
 import Logging
 import Testing
 
@@ -51,6 +52,24 @@ struct ConfigurationTests {
         #expect(
             Dictionary(uniqueKeysWithValues: manual.rdkafkaProperties)["group.id"]
                 == KafkaConsumerConfiguration.manualAssignmentGroupID)
+    }
+
+    @Test("a static member's group.instance.id goes to librdkafka only with a group")
+    func staticMembership() {
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: "b:9092", groupID: "focusgate")
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["group.instance.id"] == nil)
+        configuration.groupInstanceID = "focusgate-a-0"
+        #expect(
+            Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["group.instance.id"] == "focusgate-a-0")
+        configuration.groupID = nil
+        #expect(Dictionary(uniqueKeysWithValues: configuration.rdkafkaProperties)["group.instance.id"] == nil)
+    }
+
+    @Test(
+        "the librdkafka loaded is the one the build was made against (both are librdkafka.so.1)",
+        .enabled(if: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LIBRDKAFKA"] != nil))
+    func loadedLibrary() {
+        #expect(RDKafkaLibrary.version == ProcessInfo.processInfo.environment["FOCUSGATE_TEST_LIBRDKAFKA"])
     }
 
     @Test("producer defaults: idempotent; a transactional id implies idempotence and sets the timeout")

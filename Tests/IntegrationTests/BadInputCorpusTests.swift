@@ -94,7 +94,7 @@ extension EmbeddedBrokerTests {
             }
             let sentinels = (0..<20).map { Events.notification("sentinel-\($0)", user: "u-sentinel-\($0 % 4)") }
             let reports = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications,
+                bench.cluster, topic: bench.topics.notifications,
                 bytes: records + sentinels.map { (Array($0.key!.utf8), Array($0.value.utf8)) })
             #expect(reports.count == entries.count + sentinels.count && reports.allSatisfy { $0.error == nil })
             let audit = try await bench.settled(records: reports.count)
@@ -139,7 +139,7 @@ extension EmbeddedBrokerTests {
             let records = try entries.map {
                 (key: BadInputCorpus.key($0[1]), value: try BadInputCorpus.bytes("invalidations", $0[0]))
             }
-            let reports = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.invalidations, bytes: records)
+            let reports = try KafkaTestSupport.produce(bench.cluster, topic: bench.topics.invalidations, bytes: records)
             #expect(reports.allSatisfy { $0.error == nil })
             var expected = before
             for entry in entries { expected[entry[2], default: 0] += 1 }

@@ -15,16 +15,15 @@ extension ServeProcess {
         environment extra: [String: String] = [:]
     ) async throws {
         try await self.init(
-            executable: Self.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
+            executable: Self.siblingExecutable, bootstrapServers: bench.bootstrapServers,
             databasePath: bench.databasePath,
             logLevel: logLevel ?? ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
             environment: [
-                "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": "true",
+                "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": bench.isEmbedded ? "true" : "false",
                 "FOCUSGATE_COMMIT_INTERVALMS": "100",
                 "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
                 "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
                 "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
-                "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
             ].merging(extra) { $1 },
             adminPort: adminPort
         )
@@ -141,7 +140,7 @@ extension EmbeddedBrokerTests {
             // No group settings of the tests: serve recognises the embedded broker by its cluster id.
             func start() async throws -> ServeProcess {
                 try await ServeProcess(
-                    executable: ServeProcess.siblingExecutable, bootstrapServers: bench.broker.bootstrapServers,
+                    executable: ServeProcess.siblingExecutable, bootstrapServers: bench.bootstrapServers,
                     databasePath: bench.databasePath)
             }
             let committed = #"focusgate_transactions_total{result="committed"}"#

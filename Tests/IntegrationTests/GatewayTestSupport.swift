@@ -10,35 +10,70 @@ import Prometheus
 import Synchronization
 import Testing
 
-/// An embedded broker with FocusGate's topics, a SQLite store, and ways to feed and audit a gateway.
+/// A cluster with FocusGate's topics (the embedded broker, or Tansu), a SQLite store, and ways
+/// to feed and audit a gateway.
 final class GatewayBench: Sendable {
-    let broker: EmbeddedKafkaBroker
+    /// The cluster the test runs on.
+    let cluster: any KafkaTestCluster
+    private let embedded: EmbeddedKafkaBroker?
     let topics = TopicNames()
     let partitions: Int
     let databasePath: String
     let store: SQLiteContextStore
 
-    init(partitions: Int = 4, brokers: Int = 1) async throws {
+    /// On the embedded broker.
+    convenience init(partitions: Int = 4, brokers: Int = 1) async throws {
+        try await self.init(on: .embedded, partitions: partitions, brokers: brokers)
+    }
+
+    /// On `cluster`; `brokers` counts the embedded broker's brokers (Tansu runs one).
+    init(on cluster: TestCluster, partitions: Int = 4, brokers: Int = 1) async throws {
         self.partitions = partitions
-        self.broker = try EmbeddedKafkaBroker(
-            brokerCount: brokers, topics: TopicNames().specifications(partitions: partitions),
-            logger: KafkaTestSupport.logger)
+        let specifications = TopicNames().specifications(partitions: partitions)
+        switch cluster {
+        case .embedded:
+            let broker = try EmbeddedKafkaBroker(
+                brokerCount: brokers, topics: specifications, logger: KafkaTestSupport.logger)
+            self.embedded = broker
+            self.cluster = broker
+        case .tansu:
+            let executable = try #require(TansuBroker.executable, "FOCUSGATE_TEST_TANSU names Tansu's executable")
+            let broker = try await TansuBroker(executable: executable)
+            for specification in specifications { try await broker.create(specification) }
+            self.embedded = nil
+            self.cluster = broker
+        }
         self.databasePath = NSTemporaryDirectory() + "focusgate-gateway-\(UUID().uuidString).sqlite"
         self.store = try await SQLiteContextStore.open(path: self.databasePath, logger: KafkaTestSupport.logger)
     }
 
+    /// The embedded broker, for a test of its faults or limits (one made with ``init(partitions:brokers:)``).
+    var broker: EmbeddedKafkaBroker {
+        guard let embedded = self.embedded else {
+            preconditionFailure("a test of the embedded broker's own faults was given another cluster")
+        }
+        return embedded
+    }
+
+    var bootstrapServers: String { self.cluster.bootstrapServers }
+
+    /// Whether the cluster is librdkafka's mock: its transactions store no offsets, write no
+    /// markers, and leave aborted records visible.
+    var isEmbedded: Bool { self.embedded != nil }
+
     func shutdown() async {
         await self.store.close()
-        self.broker.shutdown()
+        await self.cluster.stop()
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: self.databasePath + suffix) }
     }
 
     /// Gateway settings for tests: fast group membership, short commit interval.
     func configuration(mode: GatewayConfiguration.DeliveryMode = .exactlyOnce) -> GatewayConfiguration {
-        var configuration = GatewayConfiguration(bootstrapServers: self.broker.bootstrapServers)
+        var configuration = GatewayConfiguration(bootstrapServers: self.bootstrapServers)
         configuration.deliveryMode = mode
         configuration.commitInterval = .milliseconds(100)
-        configuration.commitGroupOffsets = true
+        // Only the embedded broker's transactions do not store the offsets sent with them.
+        configuration.commitGroupOffsets = self.isEmbedded
         configuration.sessionTimeout = .seconds(6)
         configuration.kafkaProperties = Self.fastGroupProperties
         // librdkafka's own debug contexts (e.g. `cgrp,consumer`), logged at debug level
@@ -50,7 +85,8 @@ final class GatewayBench: Sendable {
         return configuration
     }
 
-    static let fastGroupProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000"]
+    /// Fast heartbeats; no short metadata refresh (see ``KafkaTestSupport/consumerConfiguration(_:group:)``).
+    static let fastGroupProperties = ["heartbeat.interval.ms": "500"]
 
     /// A configuration that replays the input from offset 0 with fresh state: another group, and
     /// output and state topics of its own (`<prefix>.delivered`, … created here).
@@ -77,7 +113,7 @@ final class GatewayBench: Sendable {
     func put(_ context: FocusContext) async throws {
         _ = try await self.store.put(context)
         _ = try KafkaTestSupport.produce(
-            self.broker, topic: self.topics.invalidations,
+            self.cluster, topic: self.topics.invalidations,
             records: [(context.userID, String(decoding: ContextInvalidation.inlineValue(for: context), as: UTF8.self))]
         )
     }
@@ -85,14 +121,14 @@ final class GatewayBench: Sendable {
     /// Produces notification-topic records (key, value) and checks every delivery.
     func send(_ records: [(key: String?, value: String)]) throws {
         let outcomes = try KafkaTestSupport.produce(
-            self.broker, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
+            self.cluster, topic: self.topics.notifications, records: records.map { ($0.key, $0.value) })
         #expect(outcomes.count == records.count && outcomes.allSatisfy { $0.error == nil })
     }
 
     /// Produces notification-topic records with the record timestamps given (Unix ms).
     func send(timestamped records: [(key: String, value: String, timestamp: Int64)]) throws {
         let producer = try KafkaProducer(
-            configuration: KafkaProducerConfiguration(bootstrapServers: self.broker.bootstrapServers),
+            configuration: KafkaProducerConfiguration(bootstrapServers: self.bootstrapServers),
             logger: KafkaTestSupport.logger, onDeliveryReport: { _ in })
         for record in records {
             try producer.produce(
@@ -104,22 +140,44 @@ final class GatewayBench: Sendable {
 
     // MARK: - Output
 
-    /// Every record of `topic`, all partitions, from the beginning to the current high watermarks.
-    func readAll(_ topic: String) throws -> [KafkaMessage] {
-        let consumer = try KafkaConsumer(
-            configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: nil),
-            logger: KafkaTestSupport.logger)
+    /// Every record of `topic`, all partitions, from the beginning to the current high watermarks,
+    /// as a `read_committed` reader sees them (`readUncommitted`: every record written, aborted
+    /// ones included).
+    ///
+    /// Done when every partition's position reaches its high watermark: on a cluster that writes
+    /// transaction markers (Tansu) the records are fewer than the offsets. The embedded broker
+    /// writes none, and its records are counted.
+    func readAll(_ topic: String, readUncommitted: Bool = false) throws -> [KafkaMessage] {
+        var configuration = KafkaTestSupport.consumerConfiguration(self.cluster, group: nil)
+        if readUncommitted { configuration.isolationLevel = .readUncommitted }
+        let consumer = try KafkaConsumer(configuration: configuration, logger: KafkaTestSupport.logger)
         defer { consumer.close() }
         var expected = 0
         var start: [KafkaTopicPartition] = []
+        var ends: [Int32: Int64] = [:]
         for partition in 0..<Int32(self.partitions) {
             let (low, high) = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(10))
             expected += Int(high - low)
             start.append(KafkaTopicPartition(topic: topic, partition: partition, offset: low))
+            if high > low { ends[partition] = high }
         }
         guard expected > 0 else { return [] }
         try consumer.assign(start)
-        return KafkaTestSupport.consume(consumer, count: expected, timeout: .seconds(20))
+        if self.isEmbedded {
+            return KafkaTestSupport.consume(consumer, count: expected, timeout: .seconds(20))
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var messages: [KafkaMessage] = []
+        while !ends.isEmpty && ContinuousClock.now < deadline {
+            consumer.consumeBatch(maxRecords: 500, timeout: .milliseconds(100)) { batch in
+                messages.append(contentsOf: batch.map { $0.copy() })
+            }
+            let positions = try consumer.position(ends.keys.map { KafkaTopicPartition(topic: topic, partition: $0) })
+            for position in positions where (position.offset ?? -1) >= ends[position.partition] ?? 0 {
+                ends[position.partition] = nil
+            }
+        }
+        return messages
     }
 
     /// The audit of all output topics.
@@ -164,7 +222,7 @@ final class GatewayBench: Sendable {
     /// The group's committed offsets of the notifications topic.
     func committedOffsets(group: String = "focusgate") throws -> [Int32: Int64] {
         let consumer = try KafkaConsumer(
-            configuration: KafkaTestSupport.consumerConfiguration(self.broker, group: group),
+            configuration: KafkaTestSupport.consumerConfiguration(self.cluster, group: group),
             logger: KafkaTestSupport.logger)
         defer { consumer.close() }
         let partitions = (0..<Int32(self.partitions)).map {
@@ -277,7 +335,7 @@ final class InProcessGateway: Sendable {
             configuration: configuration, cache: cache, metrics: GatewayMetrics(registry: self.registry), logger: logger
         )
         var listenerConfiguration = KafkaConsumerConfiguration(
-            bootstrapServers: bench.broker.bootstrapServers, groupID: nil)
+            bootstrapServers: bench.bootstrapServers, groupID: nil)
         listenerConfiguration.properties = GatewayBench.fastGroupProperties
         let listener = InvalidationListener(
             configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger

@@ -57,7 +57,7 @@ extension EmbeddedBrokerTests {
         static func commitInput(_ bench: GatewayBench, offset: Int64, partition: Int32 = 0) throws {
             let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications, records: filler, partition: partition)
+                bench.cluster, topic: bench.topics.notifications, records: filler, partition: partition)
             let committer = try KafkaConsumer(
                 configuration: KafkaTestSupport.consumerConfiguration(bench.broker, group: "focusgate"),
                 logger: KafkaTestSupport.logger)
@@ -76,7 +76,7 @@ extension EmbeddedBrokerTests {
         ) async throws -> InProcessGateway {
             for (partition, records, committed) in partitions {
                 let outcomes = try KafkaTestSupport.produce(
-                    bench.broker, topic: bench.topics.state, headed: records, partition: partition)
+                    bench.cluster, topic: bench.topics.state, headed: records, partition: partition)
                 #expect(outcomes.allSatisfy { $0.error == nil })
                 if let committed { try Self.commitInput(bench, offset: committed, partition: partition) }
             }
@@ -220,7 +220,7 @@ extension EmbeddedBrokerTests {
             try await instance.waitUntil { instance.gateway.assignedPartitions == bench.partitions }
             let records = (0..<200).map { Events.notification("n-\($0)", user: "u-\($0 % 20)") }
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications, records: records.map { ($0.key, $0.value) })
+                bench.cluster, topic: bench.topics.notifications, records: records.map { ($0.key, $0.value) })
             try await instance.waitUntil(
                 { ((try? bench.committedOffsets()) ?? [:]).values.reduce(0, +) == Int64(records.count) },
                 what: "every input committed")
@@ -256,7 +256,7 @@ extension EmbeddedBrokerTests {
         func legacyStateRefused() async throws {
             let bench = try await GatewayBench(partitions: 1)
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, bytes: [(Array("u-old".utf8), [1, 0, 0])], partition: 0)
+                bench.cluster, topic: bench.topics.state, bytes: [(Array("u-old".utf8), [1, 0, 0])], partition: 0)
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
             let error = try #require(await instance.finished())
             #expect("\(error)".contains("first state form"), "\(error)")
@@ -272,10 +272,11 @@ extension EmbeddedBrokerTests {
             for batch in 0..<40 {
                 let records = Self.changes(
                     &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
-                _ = try KafkaTestSupport.produce(bench.broker, topic: bench.topics.state, headed: records, partition: 0)
+                _ = try KafkaTestSupport.produce(
+                    bench.cluster, topic: bench.topics.state, headed: records, partition: 0)
             }
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 0)
+                bench.cluster, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 0)
             var configuration = bench.configuration()
             // Twice this, 2 s, was once the whole restore's deadline.
             configuration.operationTimeout = .seconds(1)
@@ -303,7 +304,7 @@ extension EmbeddedBrokerTests {
                     &state, users: (0..<usersPerPartition).lazy.map { "u-\(partition)-\($0)" }, unread: 3, asOf: 0)
                 records.append(Self.marker(through: 0))
                 let outcomes = try KafkaTestSupport.produce(
-                    bench.broker, topic: bench.topics.state, headed: records, partition: Int32(partition))
+                    bench.cluster, topic: bench.topics.state, headed: records, partition: Int32(partition))
                 #expect(outcomes.allSatisfy { $0.error == nil })
             }
             let started = ContinuousClock.now
@@ -321,7 +322,7 @@ extension EmbeddedBrokerTests {
             let duplicate = Events.notification("n-1", user: "u-0-0")
             let fresh = Events.notification("n-new", user: "u-0-0")
             _ = try KafkaTestSupport.produce(
-                bench.broker, topic: bench.topics.notifications,
+                bench.cluster, topic: bench.topics.notifications,
                 records: [duplicate, fresh].map { ($0.key, $0.value) },
                 partition: 0)
             try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 2 }

@@ -106,7 +106,7 @@ extension EmbeddedBrokerTests {
             for step in steps {
                 let command = step.command
                     .replacingOccurrences(of: "http://127.0.0.1:8080", with: "http://127.0.0.1:\(serve.adminPort)")
-                    .replacingOccurrences(of: "127.0.0.1:9092", with: bench.broker.bootstrapServers)
+                    .replacingOccurrences(of: "127.0.0.1:9092", with: bench.bootstrapServers)
                     .replacingOccurrences(of: ".build/debug/focusgate", with: focusgate)
                 // A command the README shows no answer for changes something: it runs once. One
                 // with an answer is asked again until its answer has the README's shape (outputs

@@ -81,6 +81,16 @@ public struct GatewayConfiguration: Sendable {
     public var readinessLoopTimeout: Duration = .seconds(60)
     /// Session timeout of the group membership. Default: 45 s.
     public var sessionTimeout: Duration = .seconds(45)
+    /// `kafka.staticMembership`: each worker's consumer joins the group as a static member
+    /// (`group.instance.id`: its transactional id, from ``transactionalIDPrefix``), so that an
+    /// instance restarted within ``sessionTimeout`` takes back its partitions at once instead of
+    /// waiting for the group to drop its predecessor. The price: a static member that stops does
+    /// not leave the group, so the partitions of an instance stopped for good (or dead) move only
+    /// when its session times out. Needs a stable ``transactionalIDPrefix`` (`serve`'s
+    /// `instance.name`); without one the workers join as dynamic members. Default: `false`;
+    /// `serve` turns it on except against the embedded broker, whose coordinator does not know
+    /// static members.
+    public var staticMembership = false
     /// When set, the pipeline first asks the cluster for its id (up to 10 s), and when the cluster
     /// is the embedded broker (librdkafka's mock cluster, as `focusgate broker` runs it) runs with
     /// the settings this changes. `serve` sets it when it did not start the broker itself.
@@ -123,11 +133,14 @@ public struct GatewayConfiguration: Sendable {
 
     // MARK: - Client configurations
 
-    func consumerConfiguration() -> KafkaConsumerConfiguration {
+    func consumerConfiguration(worker: Int, instanceTag: String) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: self.bootstrapServers, groupID: self.groupID)
         configuration.properties = self.kafkaProperties
         configuration.sessionTimeout = self.sessionTimeout
         configuration.isolationLevel = .readCommitted
+        if self.staticMembership && self.transactionalIDPrefix != nil {
+            configuration.groupInstanceID = self.transactionalID(worker: worker, instanceTag: instanceTag)
+        }
         return configuration
     }
 

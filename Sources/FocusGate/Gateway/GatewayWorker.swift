@@ -190,7 +190,7 @@ final class GatewayWorker {
         // The consumer's hooks run inside its calls on this thread, which begin after this init:
         // they reach the worker through `events`, set once the worker exists.
         let events = ConsumerEvents()
-        var consumerConfiguration = configuration.consumerConfiguration()
+        var consumerConfiguration = configuration.consumerConfiguration(worker: index, instanceTag: instanceTag)
         consumerConfiguration.statisticsInterval = .seconds(5)
         self.consumer = try KafkaConsumer(
             configuration: consumerConfiguration, logger: logger,

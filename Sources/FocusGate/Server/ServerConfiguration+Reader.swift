@@ -20,6 +20,9 @@ extension ServerConfiguration {
             .integer("kafka.embedded.port", \.embeddedPort, 1...65535),
             .integer("kafka.embedded.partitions", \.embeddedPartitions, 1...1000),
             .text("kafka.groupId", \.groupID, nonEmpty: true),
+            .boolean(
+                "kafka.staticMembership", \.staticMembership,
+                show: { $0.map { "\($0)" } ?? "(except with the embedded broker)" }),
             .text("topics.notifications", \.topics.notifications, nonEmpty: true),
             .text("topics.invalidations", \.topics.invalidations, nonEmpty: true),
             .text("topics.delivered", \.topics.delivered, nonEmpty: true),

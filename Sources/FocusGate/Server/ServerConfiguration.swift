@@ -16,6 +16,12 @@ public struct ServerConfiguration: Sendable {
     public var embeddedPartitions = 8
     /// `kafka.groupId`. Default: `focusgate`.
     public var groupID = "focusgate"
+    /// `kafka.staticMembership`: each worker joins the group as a static member named after
+    /// `instance.name` (``GatewayConfiguration/staticMembership``): a restart within the session
+    /// timeout takes back its partitions at once; a stop for good leaves them waiting out the
+    /// session. Default: on, except with the embedded broker (its coordinator does not know static
+    /// members).
+    public var staticMembership: Bool?
     /// `kafka.properties`: librdkafka properties passed through to every client. Default: none.
     public var kafkaProperties: [String: String] = [:]
     /// `topics.*`. Default: the names of docs/contract.md, Topics.
@@ -169,9 +175,12 @@ public struct ServerConfiguration: Sendable {
         gateway.stateRetentionMilliseconds = Int64(self.stateRetentionMilliseconds)
         gateway.rateLimits = RateLimitPolicy(self.defaultRateLimits)
         gateway.commitGroupOffsets = self.commitGroupOffsets ?? false
+        gateway.staticMembership = self.staticMembership ?? true
         let commitGroupOffsets = self.commitGroupOffsets
+        let staticMembership = self.staticMembership
         let embeddedSettings: @Sendable (inout GatewayConfiguration) -> Void = {
-            Self.applyEmbeddedBrokerSettings(to: &$0, commitGroupOffsets: commitGroupOffsets)
+            Self.applyEmbeddedBrokerSettings(
+                to: &$0, commitGroupOffsets: commitGroupOffsets, staticMembership: staticMembership)
         }
         if embedded {
             embeddedSettings(&gateway)
@@ -182,9 +191,14 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// What the embedded broker (librdkafka's mock cluster) needs, unless set explicitly.
-    private static func applyEmbeddedBrokerSettings(to gateway: inout GatewayConfiguration, commitGroupOffsets: Bool?) {
+    private static func applyEmbeddedBrokerSettings(
+        to gateway: inout GatewayConfiguration, commitGroupOffsets: Bool?, staticMembership: Bool?
+    ) {
         // Its transactions do not store the offsets sent with them.
         gateway.commitGroupOffsets = commitGroupOffsets ?? true
+        // Its coordinator treats a static member as a new one at each join, while the client,
+        // being static, does not leave at a stop: every restart would wait out the session.
+        gateway.staticMembership = staticMembership ?? false
         // Its group coordinator does not empty a group when the last member leaves: it waits
         // session.timeout.ms - 1 s before the next member's join completes, so that a restart
         // against a long-lived `focusgate broker` got its partitions 44 s later with the 45 s
