@@ -75,7 +75,7 @@ struct IndependentBrokerAuditTests {
         let bench = try await GatewayBench(on: .tansu)
         let records = Stream.stream(6000)
         // A 30 s session: only static membership, not the group dropping the killed members, can
-        // hand the partitions back within 25 s of the restart.
+        // hand the partitions back before it ends.
         let starting = ContinuousClock.now
         let first = try await Self.serve(bench, "audit-a", session: .seconds(30))
         #expect(try await first.waitUntilAssigned(timeout: .seconds(60)))
@@ -92,10 +92,11 @@ struct IndependentBrokerAuditTests {
         let committed = try await second.waitForMetric(
             #"focusgate_transactions_total{result="committed"}"#, atLeast: 1, timeout: .seconds(60))
         let firstCommit = ContinuousClock.now - started
-        // Tansu 0.6 holds every JoinGroup for about 15 s (the first one included): the restart is
-        // held to the killed members' 30 s session, which only static membership beats.
-        #expect(committed && firstCommit < .seconds(25), "the restarted instance committed after \(firstCommit)")
-        if firstCommit >= .seconds(25) {
+        // Tansu 0.6 answers a JoinGroup after about half the session (17–20 s here, the first
+        // start's included): without static membership the restart waited out the killed
+        // members' session first (55 s). On a real cluster a static member rejoins in a second.
+        #expect(committed && firstCommit < .seconds(30), "the restarted instance committed after \(firstCommit)")
+        if firstCommit >= .seconds(30) {
             // Its group joins (librdkafka's cgrp lines with FOCUSGATE_TEST_KAFKA_DEBUG=cgrp) and its own notices.
             let lines = second.standardError.split(separator: "\n").filter { line in
                 !line.contains(" debug ")

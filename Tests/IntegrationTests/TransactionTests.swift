@@ -59,7 +59,7 @@ extension EmbeddedBrokerTests {
                     configuration: KafkaTestSupport.consumerConfiguration(broker, group: group),
                     logger: KafkaTestSupport.logger)
                 try consumer.subscribe([input])
-                // Tansu answers a group's first join after about 20 s.
+                // Tansu answers a join after about half the session timeout (6 s here) and more.
                 let records = KafkaTestSupport.consume(consumer, count: 20, timeout: .seconds(60))
                 try #require(records.count == 20)
 
