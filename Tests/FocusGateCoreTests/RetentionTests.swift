@@ -139,7 +139,7 @@ struct RetentionTests {
         let expiring = try compiler.compile(
             FocusContext(
                 userID: "u", version: 1, focus: "Work", expiresAt: Date(unixMilliseconds: Self.start + 40 * Self.day)))
-        state.decide(
+        _ = state.decide(
             Self.notification("n1", user: "u"), lookup: .available(expiring), defaultRateLimits: .none,
             repeatedWindowMilliseconds: 0, nowMilliseconds: Self.start, sentAtMilliseconds: Self.start)
         state.writeChanges { _, _ in }
