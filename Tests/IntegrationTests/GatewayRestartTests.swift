@@ -24,6 +24,7 @@ extension ServeProcess {
                 "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
                 "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
                 "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
+                "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
             ].merging(extra) { $1 },
             adminPort: adminPort
         )
