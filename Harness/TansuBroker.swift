@@ -89,16 +89,28 @@ public final class TansuBroker: Sendable {
 
 /// Whether something accepts TCP connections on 127.0.0.1:`port`.
 func acceptsConnections(port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = connectLoopback(port: port)
     guard fd >= 0 else { return false }
-    defer { close(fd) }
+    close(fd)
+    return true
+}
+
+/// A TCP connection to 127.0.0.1:`port`: its file descriptor, or -1 when it cannot be made.
+public func connectLoopback(port: UInt16) -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return -1 }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
     address.sin_port = port.bigEndian
-    return withUnsafePointer(to: &address) {
+    let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
+    guard connected == 0 else {
+        close(fd)
+        return -1
+    }
+    return fd
 }

@@ -14,18 +14,23 @@ extension ServeProcess {
         _ bench: GatewayBench, adminPort: UInt16? = nil, logLevel: String? = nil,
         environment extra: [String: String] = [:]
     ) async throws {
+        var environment = [
+            "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": bench.isEmbedded ? "true" : "false",
+            "FOCUSGATE_COMMIT_INTERVALMS": "100",
+            "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
+            "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
+            "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
+            "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
+        ]
+        // librdkafka's own debug contexts (e.g. `cgrp`), in the instance's log.
+        if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
+            environment["FOCUSGATE_KAFKA_PROPERTIES_DEBUG"] = contexts
+        }
         try await self.init(
             executable: Self.siblingExecutable, bootstrapServers: bench.bootstrapServers,
             databasePath: bench.databasePath,
             logLevel: logLevel ?? ProcessInfo.processInfo.environment["FOCUSGATE_TEST_SERVE_LOG"] ?? "warning",
-            environment: [
-                "FOCUSGATE_DELIVERY_COMMITGROUPOFFSETS": bench.isEmbedded ? "true" : "false",
-                "FOCUSGATE_COMMIT_INTERVALMS": "100",
-                "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
-                "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
-                "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
-                "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
-            ].merging(extra) { $1 },
+            environment: environment.merging(extra) { $1 },
             adminPort: adminPort
         )
     }

@@ -19,16 +19,13 @@ struct IndependentBrokerAuditTests {
     static func serve(
         _ bench: GatewayBench, _ name: String, session: Duration = .seconds(6), staticMembers: Bool = true
     ) async throws -> ServeProcess {
-        var environment = [
-            "FOCUSGATE_INSTANCE_NAME": name, "FOCUSGATE_DELIVERY_MODE": "exactly-once",
-            "FOCUSGATE_KAFKA_STATICMEMBERSHIP": "\(staticMembers)",
-            "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "\(session.wholeMilliseconds)",
-        ]
-        // librdkafka's own debug contexts (e.g. `cgrp`), in the instance's log.
-        if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
-            environment["FOCUSGATE_KAFKA_PROPERTIES_DEBUG"] = contexts
-        }
-        return try await ServeProcess(bench, environment: environment)
+        try await ServeProcess(
+            bench,
+            environment: [
+                "FOCUSGATE_INSTANCE_NAME": name, "FOCUSGATE_DELIVERY_MODE": "exactly-once",
+                "FOCUSGATE_KAFKA_STATICMEMBERSHIP": "\(staticMembers)",
+                "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "\(session.wholeMilliseconds)",
+            ])
     }
 
     /// The audit of the output topics as the transaction markers in their logs sort them

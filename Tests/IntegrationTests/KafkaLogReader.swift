@@ -1,3 +1,4 @@
+import FocusGateHarness
 import Foundation
 
 /// Reads a partition's record batches straight from a broker over the Kafka protocol (Fetch v4,
@@ -36,21 +37,20 @@ struct KafkaLogReader {
         var open: [Record] = []
     }
 
-    let host: String
     let port: UInt16
 
+    /// A reader of the broker at `bootstrapServers`, on this machine (`127.0.0.1:port`).
     init(bootstrapServers: String) throws {
         let parts = bootstrapServers.split(separator: ",")[0].split(separator: ":")
-        guard parts.count == 2, let port = UInt16(parts[1]) else {
-            throw Failure(description: "not host:port: \(bootstrapServers)")
+        guard parts.count == 2, parts[0] == "127.0.0.1" || parts[0] == "localhost", let port = UInt16(parts[1]) else {
+            throw Failure(description: "not 127.0.0.1:port: \(bootstrapServers)")
         }
-        self.host = String(parts[0])
         self.port = port
     }
 
     /// Every batch of `topic`/`partition` from offset 0 up to the high watermark, sorted.
     func read(topic: String, partition: Int32) throws -> Partition {
-        let connection = try Connection(host: self.host, port: self.port)
+        let connection = try Connection(port: self.port)
         defer { connection.close() }
         var result = Partition()
         var pending: [Int64: [Record]] = [:]
@@ -257,27 +257,14 @@ struct ByteWriter {
     }
 }
 
-/// A blocking TCP connection that sends a request and reads its size-prefixed answer.
+/// A blocking TCP connection to the broker that sends a request and reads its size-prefixed answer.
 final class Connection {
     private let fd: Int32
 
-    init(host: String, port: UInt16) throws {
-        self.fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host, &address.sin_addr) == 1 else {
-            Glibc.close(self.fd)
-            throw KafkaLogReader.Failure(description: "not an IPv4 address: \(host)")
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(self.fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            Glibc.close(self.fd)
-            throw KafkaLogReader.Failure(description: "cannot connect to \(host):\(port): errno \(errno)")
+    init(port: UInt16) throws {
+        self.fd = connectLoopback(port: port)
+        guard self.fd >= 0 else {
+            throw KafkaLogReader.Failure(description: "cannot connect to 127.0.0.1:\(port): errno \(errno)")
         }
     }
 
