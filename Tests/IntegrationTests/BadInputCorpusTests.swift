@@ -147,8 +147,9 @@ extension EmbeddedBrokerTests {
             #expect(after == expected, "invalidations counted by kind")
 
             // Only `newer-inline` (version 2, SELF == 'home') took effect.
-            try bench.send([Events.notification("after-invalidations", user: "u-ctx", criteria: "home")])
+            // Counted before the send: the gateway may commit the new record before a count after it.
             let consumed = try bench.committedOffsets().values.reduce(0, +)
+            try bench.send([Events.notification("after-invalidations", user: "u-ctx", criteria: "home")])
             let audit = try await bench.settled(records: Int(consumed) + 1, timeout: .seconds(30))
             let decided = audit.delivered.first { Audit.id(of: $0) == "after-invalidations" }
             #expect(decided?.header("focusgate-reason") == "predicate-match")

@@ -75,7 +75,9 @@ final class GatewayBench: Sendable {
         // Only the embedded broker's transactions do not store the offsets sent with them.
         configuration.commitGroupOffsets = self.isEmbedded
         configuration.sessionTimeout = .seconds(6)
-        configuration.kafkaProperties = Self.fastGroupProperties
+        configuration.kafkaProperties = Self.fastGroupProperties.merging(
+            KafkaTestSupport.metadataRefresh(self.cluster)
+        ) { $1 }
         // librdkafka's own debug contexts (e.g. `cgrp,consumer`), logged at debug level
         // (`FOCUSGATE_TEST_LOG=debug`): to see a group's joins when a test waits for one.
         if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
@@ -85,10 +87,8 @@ final class GatewayBench: Sendable {
         return configuration
     }
 
-    /// Fast heartbeats, and metadata refreshed every second so that moved leaders are found
-    /// quickly (the fault tests move them). librdkafka 2.8 can rejoin in a loop with it
-    /// (docs/compatibility.md).
-    static let fastGroupProperties = ["heartbeat.interval.ms": "500", "topic.metadata.refresh.interval.ms": "1000"]
+    /// Fast heartbeats (and the metadata refresh where leaders can move: ``KafkaTestSupport/metadataRefresh(_:)``).
+    static let fastGroupProperties = ["heartbeat.interval.ms": "500"]
 
     /// A configuration that replays the input from offset 0 with fresh state: another group, and
     /// output and state topics of its own (`<prefix>.delivered`, … created here).

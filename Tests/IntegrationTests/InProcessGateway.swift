@@ -35,7 +35,9 @@ final class InProcessGateway: Sendable {
         )
         var listenerConfiguration = KafkaConsumerConfiguration(
             bootstrapServers: bench.bootstrapServers, groupID: nil)
-        listenerConfiguration.properties = GatewayBench.fastGroupProperties
+        listenerConfiguration.properties = GatewayBench.fastGroupProperties.merging(
+            KafkaTestSupport.metadataRefresh(bench.cluster)
+        ) { $1 }
         let listener = InvalidationListener(
             configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger
         ) {

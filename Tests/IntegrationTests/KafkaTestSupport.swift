@@ -20,6 +20,8 @@ struct BrokerFaultAuditTests {}
 /// A cluster the tests talk to over TCP: the embedded broker, or Tansu (`make test-compat`).
 protocol KafkaTestCluster: Sendable {
     var bootstrapServers: String { get }
+    /// Brokers in the cluster: with more than one, a test can move partition leaders.
+    var brokerCount: Int { get }
     /// Creates a topic: its partitions, compacted when its `cleanup.policy` says so.
     func create(_ topic: KafkaTopicSpecification) async throws
     func stop() async
@@ -36,6 +38,8 @@ extension EmbeddedKafkaBroker: KafkaTestCluster {
 }
 
 extension TansuBroker: KafkaTestCluster {
+    var brokerCount: Int { 1 }
+
     func create(_ topic: KafkaTopicSpecification) async throws {
         try await self.createTopic(
             topic.name, partitions: topic.partitions,
@@ -71,18 +75,25 @@ enum KafkaTestSupport {
         "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
     }
 
-    /// Consumer settings tuned for tests: fast group membership, metadata refreshed every second.
-    /// (librdkafka 2.8 can rejoin a group in a loop with such a refresh: docs/compatibility.md.)
+    /// Consumer settings tuned for tests: fast group membership, and on a cluster whose leaders
+    /// can move, metadata refreshed every second (``metadataRefresh(_:)``).
     static func consumerConfiguration(_ broker: some KafkaTestCluster, group: String?) -> KafkaConsumerConfiguration {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: broker.bootstrapServers, groupID: group)
         configuration.sessionTimeout = .seconds(6)
         configuration.properties["heartbeat.interval.ms"] = "500"
-        configuration.properties["topic.metadata.refresh.interval.ms"] = "1000"
+        configuration.properties.merge(self.metadataRefresh(broker)) { $1 }
         // librdkafka's own debug contexts (e.g. `cgrp`), logged at debug level (`FOCUSGATE_TEST_LOG=debug`).
         if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
             configuration.properties["debug"] = contexts
         }
         return configuration
+    }
+
+    /// Metadata refreshed every second where a test can move partition leaders (a cluster of
+    /// several brokers), so that clients find them at once; librdkafka's default elsewhere.
+    /// librdkafka 2.8 can rejoin a group in a loop with the short refresh (docs/compatibility.md).
+    static func metadataRefresh(_ cluster: some KafkaTestCluster) -> [String: String] {
+        cluster.brokerCount > 1 ? ["topic.metadata.refresh.interval.ms": "1000"] : [:]
     }
 
     /// Produces `records` (key, value) and waits for every delivery report; returns the reports in order.
