@@ -81,7 +81,10 @@ import Foundation
                 nowMilliseconds: sentAt, sentAtMilliseconds: sentAt, sourceOffset: Int64(position))
             if decision.reason == .rateLimited { rateLimited += 1 }
             if position % 2048 == 0 {
-                state.writeChanges { key, value in changelogBytes += key.count + (value?.count ?? 0) }
+                // As the gateway writes them: each record with the commit's as-of offset.
+                state.writeChanges(asOf: Int64(position) + 1) { key, value in
+                    changelogBytes += key.count + (value?.count ?? 0)
+                }
                 state.commit()
             }
             return decision.outcome == .delivered ? 1 : 0

@@ -314,10 +314,11 @@ struct FocusSummaryTests {
             ])
         #expect(Self.summaryItems(restored) == [SilencedItem(id: "s1", sourceOffset: 41, focus: "Personal")])
         // The record of an entry with no thread and no item is the form from before summaries:
-        // flags 1 (unread), app 1, arrival 1, decided-at 6000, no relevance, criteria "x", sender "bob".
+        // flags 1 (unread) and 128 (no relevance byte), app 1, arrival 1, decided-at 6000,
+        // criteria "x", sender "bob".
         let plain = try #require(
             log.first { $0.0.starts(with: [0, UInt8(ascii: "I")]) && $0.1?.last == UInt8(ascii: "b") })
-        #expect(plain.1 == [1, 1, 1, 0xF0, 0x2E, 0, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
+        #expect(plain.1 == [129, 1, 1, 0xF0, 0x2E, 2, UInt8(ascii: "x"), 4] + Array("bob".utf8))
         let off = try compiler.compile(FocusContext(userID: "u", version: 2, summaries: .init()))
         _ = restored.recompute(userID: "u", context: off, nowMilliseconds: 7_000)
         #expect(restored.pendingSummaries.first?.apps.first?.top.map(\.sourceOffset) == [41])

@@ -163,6 +163,65 @@ struct HistoryTests {
                 == page.items.map(\.notificationID))
     }
 
+    @Test(
+        "a Focus the system offers is written as a code, an input offset as its distance from the as-of, no relevance as a flag: all restore as they were"
+    )
+    func compactDecisions() throws {
+        var compiler = FocusContextCompiler()
+        let custom = try compiler.compile(
+            FocusContext(
+                userID: "u", version: 3, focus: "Deep Work", apps: ["chat": .init(filterPredicate: "SELF == 'work'")]))
+        var state = PartitionState()
+        let decided: [(String, CompiledFocusContext?, Double?)] = [
+            ("n-work", try Self.work(version: 7), nil), ("n-deep", custom, 0.5), ("n-none", nil, nil),
+        ]
+        for (index, (id, context, relevance)) in decided.enumerated() {
+            var event = Self.event(id)
+            event.relevanceScore = relevance
+            _ = state.decide(
+                event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: 5_000_000 + Int64(index))
+        }
+        let before = state.history(userID: "u", query: HistoryQuery(limit: 10))
+        #expect(before.items.map(\.focus) == [nil, "Deep Work", "Work"])
+        var log: [([UInt8], [UInt8]?)] = []
+        state.writeChanges(asOf: 5_000_010) { key, value in log.append((key, value)) }
+        state.commit()
+        let values = Dictionary(
+            uniqueKeysWithValues: log.compactMap { key, value in
+                key[1] == UInt8(ascii: "I")
+                    ? value.map { (String(decoding: key.dropFirst(3).prefix(6), as: UTF8.self), $0) } : nil
+            })
+        let work = try #require(values["n-work"])
+        #expect(work[0] & 128 != 0, "no relevance byte")
+        #expect(!work.contains(subsequence: Array("Work".utf8)), "Work by its code")
+        #expect(try #require(values["n-deep"]).contains(subsequence: Array("Deep Work".utf8)))
+        // The offset's distance from the as-of (10) is one byte where 5,000,001 takes four.
+        var absolute = PartitionState()
+        for (index, (id, context, relevance)) in decided.enumerated() {
+            var event = Self.event(id)
+            event.relevanceScore = relevance
+            _ = absolute.decide(
+                event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: 5_000_000 + Int64(index))
+        }
+        let withoutAsOf = FocusScheduleTests.changelog(&absolute)
+        let compactBytes = log.reduce(0) { $0 + ($1.1?.count ?? 0) }
+        let absoluteBytes = withoutAsOf.reduce(0) { $0 + ($1.1?.count ?? 0) }
+        #expect(compactBytes == absoluteBytes - 9)
+
+        var restored = PartitionState()
+        for (key, value) in log { try restored.restore(key: key, value: value, asOf: 5_000_010) }
+        restored.finishRestore()
+        #expect(restored.history(userID: "u", query: HistoryQuery(limit: 10)) == before)
+        #expect(
+            try FocusScheduleTests.restored(withoutAsOf).history(userID: "u", query: HistoryQuery(limit: 10)) == before)
+        // A distance needs the record's as-of.
+        var headerless = PartitionState()
+        let entry = try #require(log.first { $0.0[1] == UInt8(ascii: "I") })
+        #expect(throws: StateFormatError.self) { try headerless.restore(key: entry.0, value: entry.1) }
+    }
+
     @Test("an entry written before ids and decisions were kept restores with them absent, and goes under its own key")
     func olderRecords() throws {
         // The form keyed by the id's hash: unread, app 1, arrival 0, decided at 1000, criteria "x".
@@ -191,6 +250,15 @@ struct HistoryTests {
             if value == nil && (key[1] == UInt8(ascii: "E") || key[1] == UInt8(ascii: "I")) { tombstones.append(key) }
         }
         #expect(tombstones == [key])
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate func contains(subsequence: [UInt8]) -> Bool {
+        guard subsequence.count <= self.count else { return false }
+        return (0...(self.count - subsequence.count)).contains {
+            Array(self[$0..<$0 + subsequence.count]) == subsequence
+        }
     }
 }
 

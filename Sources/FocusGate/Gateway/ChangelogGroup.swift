@@ -113,7 +113,7 @@ struct ChangelogStream {
         }
         self.appliedThrough = asOf
         do {
-            try state.restore(key: key, value: value)
+            try state.restore(key: key, value: value, asOf: asOf)
             self.applied += 1
         } catch {
             self.unreadable += 1

@@ -68,7 +68,7 @@ extension GatewayWorker {
             self.stateHeaders.removeAll()
             self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
             let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            try progress.state.writeChanges { (key, value) throws(KafkaError) in
+            try progress.state.writeChanges(asOf: through) { (key, value) throws(KafkaError) in
                 try self.outputs.producer.produce(
                     topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders)
                 stateRecords += 1

@@ -27,7 +27,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'I'` id length, id, user (`00 'E'` id-hash (8, LE) user: written before ids were kept) | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge, 32: and what they were counted under, 64: the decision follows: reason, context version + 1, Focus, source offset + 1), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus; `E` keys only) or `0`; not extended: the sender only when the notification named one |
+/// | entry | `00 'I'` id length, id, user (`00 'E'` id-hash (8, LE) user: written before ids were kept) | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge, 32: and what they were counted under, 64: the decision follows: reason (+ 64: a Focus code, + 32: an offset's distance), context version + 1, Focus, source offset + 1 or its distance below the `as-of`; 128: no relevance byte), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus; `E` keys only) or `0`; not extended: the sender only when the notification named one |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge; only when the app's newest unread entry is not written with them |
 /// | user's counts | `00 'U'` user | per app that published: ordinal, sequence, badge; instead of `A` records when several apps need one |
@@ -85,9 +85,13 @@ extension PartitionState {
     /// Calls `write` once per key changed since the last commit, coalesced (a key changed many
     /// times is written once, as it is now); `nil` value: a tombstone. The buffers passed are
     /// reused from call to call.
-    public mutating func writeChanges<E: Error>(_ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void)
-        throws(E)
-    {
+    ///
+    /// - Parameter asOf: the input offset the commit is as of, which each record's `as-of` header
+    ///   will carry (``asOfHeader``): an entry's input offset is then written as its distance
+    ///   from it where that is shorter. `nil`: records without the header.
+    public mutating func writeChanges<E: Error>(
+        asOf: Int64? = nil, _ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void
+    ) throws(E) {
         var key: [UInt8] = []
         var value: [UInt8] = []
         key.reserveCapacity(300)
@@ -121,7 +125,7 @@ extension PartitionState {
                 let carriesCounts = self.carriesCounts(entry, at: index)
                 if carriesCounts { self.apps[Int(entry.app)].flags &= ~AppSlot.dirtyCounts }
                 let decision = self.decisions[Int(index)]
-                self.encode(entry, decision: decision, carryingCounts: carriesCounts, to: &value)
+                self.encode(entry, decision: decision, carryingCounts: carriesCounts, asOf: asOf, to: &value)
                 try write(key, value)
             case .senders(let user):
                 let ring = self.users[Int(user)].senderRing
@@ -293,7 +297,9 @@ extension PartitionState {
         return app.unreadTail == index && app.sequence > 0
     }
 
-    private func encode(_ entry: StateEntry, decision: DecisionRecord, carryingCounts: Bool, to value: inout [UInt8]) {
+    private func encode(
+        _ entry: StateEntry, decision: DecisionRecord, carryingCounts: Bool, asOf: Int64?, to value: inout [UInt8]
+    ) {
         let attributes = self.attributes[entry.attributes]
         // A record keyed by the id's hash names a silenced notification's id in its summary item;
         // one keyed by the id has it in the key, and the rest of the item in the decision.
@@ -311,6 +317,7 @@ extension PartitionState {
         let countedUnder = carryingCounts ? Self.countedContext(of: self.apps[Int(entry.app)]) : nil
         if countedUnder != nil { flags |= 32 }
         if decided { flags |= 64 }
+        if entry.relevance == 0 { flags |= 128 }
         value.append(flags)
         if carryingCounts {
             let app = self.apps[Int(entry.app)]
@@ -319,12 +326,26 @@ extension PartitionState {
             if let countedUnder { Self.writeCountedContext(countedUnder, to: &value) }
         }
         if decided {
-            // How it was decided: the reason (+ 128: a summary may list it), the context version
-            // + 1 (`0`: none), the Focus on, the input's offset + 1 (`0`: not known).
-            value.append(decision.reason | (decision.summarizable ? 0x80 : 0))
+            // How it was decided: the reason (+ 128: a summary may list it; + 64: the Focus is
+            // one the system offers, written as its code; + 32: the input's offset is written as
+            // its distance from the record's `as-of`), the context version + 1 (`0`: none), the
+            // Focus on, the input's offset + 1 (`0`: not known) or its distance.
+            let focusCode = self.wellKnownFocusCode(decision.focus)
+            let offset = UInt64(bitPattern: decision.sourceOffset &+ 1)
+            let distance = asOf.flatMap { asOf in
+                decision.sourceOffset >= 0 && decision.sourceOffset < asOf ? UInt64(asOf - decision.sourceOffset) : nil
+            }
+            let byDistance = distance.map { $0 < offset } ?? false
+            value.append(
+                decision.reason | (decision.summarizable ? 0x80 : 0) | (focusCode != 0 ? 0x40 : 0)
+                    | (byDistance ? 0x20 : 0))
             Self.writeVarint(decision.contextVersion < 0 ? 0 : UInt64(decision.contextVersion) + 1, to: &value)
-            self.writeFocus(decision.focus, to: &value)
-            Self.writeVarint(UInt64(bitPattern: decision.sourceOffset &+ 1), to: &value)
+            if focusCode != 0 {
+                value.append(focusCode)
+            } else {
+                self.writeFocus(decision.focus, to: &value)
+            }
+            Self.writeVarint(byDistance ? distance! : offset, to: &value)
             // The app of a read notification too: the history names it.
             Self.writeVarint(UInt64(decision.appOrdinal), to: &value)
         } else {
@@ -332,7 +353,7 @@ extension PartitionState {
         }
         Self.writeVarint(UInt64(entry.arrival), to: &value)
         Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
-        value.append(entry.relevance)
+        if entry.relevance != 0 { value.append(entry.relevance) }  // flag 128: none
         Self.writeOptionalString(attributes.criteria, to: &value)
         if extended {
             Self.writeOptionalString(attributes.sender, to: &value)

@@ -71,9 +71,14 @@ extension PartitionState {
                 decision.silence(by: hit)
             }
         }
+        let silenced = decision.outcome == .silenced
+        // What the history keeps of it: the Focus it names, else (silenced) the one on.
+        let focus = self.focusNumber(
+            decision.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil))
         let admission = self.admitNotification(
             event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
-            nowMilliseconds: nowMilliseconds, silenced: decision.outcome == .silenced, decision: decision,
+            nowMilliseconds: nowMilliseconds, silenced: silenced,
+            decided: (UInt8(decision.reason.index + 1), decision.contextVersion ?? .min, focus),
             sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows, sourceOffset: sourceOffset
         )
         return (decision, admission)

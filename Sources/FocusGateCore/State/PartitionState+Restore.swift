@@ -6,17 +6,21 @@ extension PartitionState {
     ///
     /// - Throws: ``StateFormatError``: `legacy-state-format` for a record of the first state form,
     ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
-    public mutating func restore(key: [UInt8], value: [UInt8]?) throws(StateFormatError) {
+    ///
+    /// `asOf`: the offset of the record's `as-of` header (``asOfHeader``), `nil` without one.
+    public mutating func restore(key: [UInt8], value: [UInt8]?, asOf: Int64? = nil) throws(StateFormatError) {
         try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
-            guard let value else { return try self.restore(key: UnsafeRawBufferPointer(key), value: nil) }
+            guard let value else {
+                return try self.restore(key: UnsafeRawBufferPointer(key), value: nil, asOf: asOf)
+            }
             try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in
-                try self.restore(key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value))
+                try self.restore(key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value), asOf: asOf)
             }
         }
     }
 
-    /// ``restore(key:value:)`` from bytes it does not keep (a restore reads them where they lie).
-    public mutating func restore(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)
+    /// ``restore(key:value:asOf:)`` from bytes it does not keep (a restore reads them where they lie).
+    public mutating func restore(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64? = nil)
         throws(StateFormatError)
     {
         guard key.count >= 2, key[0] == 0 else {
@@ -30,7 +34,7 @@ extension PartitionState {
             var idHash: UInt64 = 0
             for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[10...]))
-            try self.restoreEntry(user: user, idHash: idHash, id: nil, value: value)
+            try self.restoreEntry(user: user, idHash: idHash, id: nil, value: value, asOf: asOf)
         case Self.idEntryKind:
             let length = try reader.varint()
             guard length > 0, length <= UInt64(key.count - reader.index) else {
@@ -39,7 +43,8 @@ extension PartitionState {
             let idBytes = UnsafeRawBufferPointer(rebasing: key[reader.index..<reader.index + Int(length)])
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[(reader.index + Int(length))...]))
             try self.restoreEntry(
-                user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value)
+                user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value,
+                asOf: asOf)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
@@ -87,7 +92,7 @@ extension PartitionState {
 
     /// `id`: the notification id the key holds; `nil` for a key with the id's hash alone.
     private mutating func restoreEntry(
-        user: UInt32, idHash: UInt64, id: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?
+        user: UInt32, idHash: UInt64, id: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, asOf: Int64?
     ) throws(StateFormatError) {
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
@@ -110,7 +115,7 @@ extension PartitionState {
         var decision = DecisionRecord.unknown
         if flags & 64 != 0 {
             let byte = try reader.byte()
-            let reason = byte & 0x7F
+            let reason = byte & 0x1F
             decision.summarizable = byte & 0x80 != 0
             let version = try reader.varint()
             guard Int(reason) <= Decision.Reason.all.count, version <= UInt64(Int64.max) else {
@@ -118,14 +123,32 @@ extension PartitionState {
             }
             decision.reason = reason
             decision.contextVersion = version == 0 ? .min : Int64(version - 1)
-            decision.focus = self.focusNumber(try reader.optionalString())
-            decision.sourceOffset = Int64(bitPattern: try reader.varint()) &- 1
+            if byte & 0x40 != 0 {
+                // A Focus the system offers, by its code.
+                let code = Int(try reader.byte())
+                guard code >= 1, code <= Self.wellKnownFocusNames.count else {
+                    throw StateFormatError(code: .malformed, message: "entry decision's Focus code")
+                }
+                decision.focus = self.focusNumber(Self.wellKnownFocusNames[code - 1])
+            } else {
+                decision.focus = self.focusNumber(try reader.optionalString())
+            }
+            let offset = try reader.varint()
+            if byte & 0x20 != 0 {
+                // The input's offset as its distance from the record's `as-of`.
+                guard let asOf, offset >= 1, offset <= UInt64(max(asOf, 0)) else {
+                    throw StateFormatError(code: .malformed, message: "entry decision's offset without its as-of")
+                }
+                decision.sourceOffset = asOf - Int64(offset)
+            } else {
+                decision.sourceOffset = Int64(bitPattern: offset) &- 1
+            }
         }
         let ordinal = try reader.varint()
         if flags & 64 != 0, ordinal < UInt64(UInt32.max) { decision.appOrdinal = UInt32(ordinal) }
         let arrival = try reader.varint()
         let decidedAt = Int64(bitPattern: try reader.varint())
-        let relevance = try reader.byte()
+        let relevance = flags & 128 != 0 ? 0 : try reader.byte()
         var attributes = EntryAttributes(criteria: try reader.optionalString(), sender: nil)
         var item: SilencedItem?
         if flags & 8 != 0 {

@@ -73,7 +73,8 @@ extension PartitionState {
     mutating func storeID(_ bytes: UnsafeRawBufferPointer) -> IDSpan {
         guard bytes.count <= Int(UInt16.max) else { return IDSpan(start: 0, length: 0) }
         let start = UInt32(self.idBytes.count)
-        self.idBytes.append(contentsOf: bytes)
+        // As typed bytes: the contiguous append, one copy (the raw buffer's goes byte by byte).
+        bytes.withMemoryRebound(to: UInt8.self) { self.idBytes.append(contentsOf: $0) }
         return IDSpan(start: start, length: UInt16(bytes.count))
     }
 
@@ -132,6 +133,7 @@ extension PartitionState {
         guard self.focusNames.count < Int(UInt16.max) - 1 else { return 0 }
         self.focusNames.append(name)
         self.focusBytes.append(Array(name.utf8))
+        self.focusCodes.append(Self.wellKnownFocusNames.firstIndex(of: name).map { UInt8($0 + 1) } ?? 0)
         let number = UInt16(self.focusNames.count)
         self.focusNumbers[name] = number
         self.lastFocus = number
@@ -140,6 +142,19 @@ extension PartitionState {
 
     func focusName(_ number: UInt16) -> String? {
         number == 0 ? nil : self.focusNames[Int(number) - 1]
+    }
+
+    /// The Focus names the system offers, which most decisions are made under: the changelog
+    /// writes one of them as a byte, its index + 1 (a decision record's reason byte says so).
+    /// The order is part of the changelog form: names are only ever added at the end.
+    static let wellKnownFocusNames = [
+        "Do Not Disturb", "Personal", "Work", "Sleep", "Driving", "Fitness", "Gaming", "Mindfulness", "Reading",
+        "Reduce Interruptions",
+    ]
+
+    /// A Focus number's code among ``wellKnownFocusNames`` (`0`: none, or not one of them).
+    func wellKnownFocusCode(_ number: UInt16) -> UInt8 {
+        number == 0 ? 0 : self.focusCodes[Int(number) - 1]
     }
 
     /// A decision's Focus as the changelog writes a string (length + 1 and its bytes, `0`: none),

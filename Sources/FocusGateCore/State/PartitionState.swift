@@ -54,6 +54,8 @@ public struct PartitionState {
     var focusNames: [String] = []
     /// Their UTF-8 bytes, as the changelog writes them.
     var focusBytes: [[UInt8]] = []
+    /// Their codes among ``wellKnownFocusNames`` (index + 1; `0`: not one of them).
+    var focusCodes: [UInt8] = []
     var focusNumbers: [String: UInt16] = [:]
     /// The Focus number ``focusNumber(_:)`` gave last.
     var lastFocus: UInt16 = 0
@@ -195,7 +197,11 @@ public struct PartitionState {
             return self.admitNotification(
                 event, user: user, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
                 person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
-                silenced: silenced, decision: nil, sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds,
+                silenced: silenced,
+                decided: (
+                    0, .min,
+                    silenced ? self.focusNumber(context?.focusOn(atMilliseconds: nowMilliseconds)) : 0
+                ), sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds,
                 rateLimits: rateLimits,
                 rateWindows: rateLimits.isActive
                     ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces(),
@@ -225,10 +231,12 @@ public struct PartitionState {
     /// ``admit(_:context:nowMilliseconds:silenced:sentAtMilliseconds:rateLimits:)`` of a
     /// notification, for an interned user, with the sender's hash (``senderHash(_:)``), the app's
     /// (``appHash(_:)``, when a per-app cap is set), the sender's people list and the user's
-    /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once.
+    /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once, and
+    /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus).
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
-        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, decision: Decision?,
+        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool,
+        decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
         let idHash = Self.idHash(event.id)
@@ -251,11 +259,9 @@ public struct PartitionState {
         if silenced { flags |= StateEntry.silenced }
         let id = self.storeID(event.id)
         let record = DecisionRecord(
-            sourceOffset: sourceOffset, contextVersion: decision?.contextVersion ?? .min, idStart: id.start,
-            appOrdinal: self.apps[Int(app)].ordinal, idLength: id.length,
-            focus: self.focusNumber(
-                decision?.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil)),
-            reason: decision.map { UInt8($0.reason.index + 1) } ?? 0,
+            sourceOffset: sourceOffset, contextVersion: decided.contextVersion, idStart: id.start,
+            appOrdinal: self.apps[Int(app)].ordinal, idLength: id.length, focus: decided.focus,
+            reason: decided.reason,
             // Listed by summaries only for a user who wants them: the rest pay nothing for them.
             summarizable: silenced && context?.summaries != nil, hashKeyed: id.length == 0)
         self.addEntry(
