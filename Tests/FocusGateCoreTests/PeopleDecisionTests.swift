@@ -227,7 +227,7 @@ struct RepeatedSenderTests {
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
-        #expect(log.contains { $0.key.starts(with: [0, UInt8(ascii: "S")]) }, "a senders record")
+        #expect(log.contains { $0.key.starts(with: [0, UInt8(ascii: "P")]) }, "a senders record")
 
         _ = state.admit(
             Self.notification("n2", from: "dad"), context: nil, nowMilliseconds: Self.t0,
@@ -253,6 +253,70 @@ struct RepeatedSenderTests {
 }
 
 extension RepeatedSenderTests {
+    @Test(
+        "senders are written newest first, each time but the first as its distance below the one before; the old form is read, then replaced by a tombstone"
+    )
+    func compactForm() throws {
+        // Four senders heard from out of time order, minutes apart.
+        var state = PartitionState()
+        let heard: [(String, Int64)] = [("b", 120_000), ("a", 0), ("d", 1_000), ("c", 61_000)]
+        for (index, (sender, after)) in heard.enumerated() {
+            _ = state.admit(
+                Self.notification("n\(index)", from: sender), context: nil, nowMilliseconds: Self.t0,
+                sentAtMilliseconds: Self.t0 + after)
+        }
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        state.writeChanges { key, value in log.append((key, value)) }
+        state.commit()
+        let record = try #require(log.first { $0.key.starts(with: [0, UInt8(ascii: "P")]) })
+        // 4 × 8 bytes of hashes, the newest time in 6 bytes, the gaps 59,000, 60,000 and 1,000 ms in 3, 3 and 2.
+        #expect(record.value?.count == 46)  // the old form: 56
+        var restored = PartitionState()
+        for record in log { try restored.restore(key: record.key, value: record.value) }
+        restored.finishRestore()
+        for (sender, after) in heard {
+            // Within a millisecond of its time, not of a millisecond before it.
+            #expect(
+                restored.isRepeatedSender(
+                    userID: "u", senderID: sender, atMilliseconds: Self.t0 + after + 1, windowMilliseconds: 1))
+            #expect(
+                !restored.isRepeatedSender(
+                    userID: "u", senderID: sender, atMilliseconds: Self.t0 + after - 2, windowMilliseconds: 1))
+        }
+
+        // The old form: each sender's hash and full time, under `S`.
+        var old: [UInt8] = []
+        for sender in ["mom", "dad"] {
+            withUnsafeBytes(of: PartitionState.senderHash(sender).littleEndian) { old.append(contentsOf: $0) }
+            PartitionState.writeVarint(UInt64(Self.t0), to: &old)
+        }
+        let oldKey = [0, UInt8(ascii: "S")] + Array("u".utf8)
+        var upgraded = PartitionState()
+        for record in log where record.key[1] != UInt8(ascii: "P") {
+            try upgraded.restore(key: record.key, value: record.value)
+        }
+        try upgraded.restore(key: oldKey, value: old)
+        upgraded.finishRestore()
+        #expect(upgraded.isRepeatedSender(userID: "u", senderID: "dad", atMilliseconds: Self.t0, windowMilliseconds: 1))
+        _ = upgraded.admit(
+            Self.notification("n", from: "sis"), context: nil, nowMilliseconds: Self.t0, sentAtMilliseconds: Self.t0 + 1
+        )
+        var written: [(key: [UInt8], value: [UInt8]?)] = []
+        upgraded.writeChanges { key, value in
+            if key[1] == UInt8(ascii: "S") || key[1] == UInt8(ascii: "P") { written.append((key, value)) }
+        }
+        upgraded.commit()
+        #expect(written.map(\.key) == [oldKey, [0, UInt8(ascii: "P")] + Array("u".utf8)])
+        #expect(written.first?.value == nil, "the old record's tombstone first")
+        // Written once: the next change of the senders writes the new record alone.
+        _ = upgraded.admit(
+            Self.notification("n2", from: "bro"), context: nil, nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0 + 2)
+        var next: [[UInt8]] = []
+        upgraded.writeChanges { key, _ in if key[1] == UInt8(ascii: "S") { next.append(key) } }
+        #expect(next.isEmpty)
+    }
+
     @Test("the record sizes docs/state.md states")
     func sizes() {
         #expect(MemoryLayout<StateEntry>.stride == 48)

@@ -31,7 +31,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge; only when the app's newest unread entry is not written with them |
 /// | user's counts | `00 'U'` user | per app that published: ordinal, sequence, badge; instead of `A` records when several apps need one |
-/// | senders | `00 'S'` user | per recent sender (up to 4): its id's hash (8, LE), its latest record timestamp |
+/// | senders | `00 'P'` user | per recent sender (up to 4), newest first: its id's hash (8, LE), its latest record timestamp (the first in full, each other as its distance below the one before; `00 'S'`: each in full, written before) |
 /// | rate windows | `00 'R'` user | per window (the user's own, then up to 16 apps'): app id hash (8, LE; `0`: the user's own), slot width (ms), newest slot, a bit per slot with a count, those counts |
 /// | commit | `00 'C'` | the input offset the partition's state is as of |
 ///
@@ -44,12 +44,14 @@ extension PartitionState {
     static let countsKind = UInt8(ascii: "A")
     static let userCountsKind = UInt8(ascii: "U")
     static let commitKind = UInt8(ascii: "C")
-    static let sendersKind = UInt8(ascii: "S")
+    /// A user's recent senders, each time in full: written before ``sendersKind``, still read.
+    static let oldSendersKind = UInt8(ascii: "S")
+    static let sendersKind = UInt8(ascii: "P")
     static let rateWindowsKind = UInt8(ascii: "R")
     static let transitionKind = UInt8(ascii: "T")
     static let statusKind = UInt8(ascii: "F")
     /// The kinds keyed by the user alone: a forgotten user's tombstones.
-    static let userKinds = [userCountsKind, sendersKind, rateWindowsKind, transitionKind, statusKind]
+    static let userKinds = [userCountsKind, oldSendersKind, sendersKind, rateWindowsKind, transitionKind, statusKind]
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -132,6 +134,15 @@ extension PartitionState {
                 guard self.senderRings[Int(ring)].isDirty else { continue }
                 self.senderRings[Int(ring)].isDirty = false
                 key.append(0)
+                if self.senderRings[Int(ring)].hasOldFormRecord {
+                    // The record of the old form goes before the new one is written.
+                    self.senderRings[Int(ring)].hasOldFormRecord = false
+                    key.append(Self.oldSendersKind)
+                    key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                    try write(key, nil)
+                    key.removeAll(keepingCapacity: true)
+                    key.append(0)
+                }
                 key.append(Self.sendersKind)
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 self.encodeSenders(self.senderRings[Int(ring)], to: &value)

@@ -55,8 +55,10 @@ extension PartitionState {
         case Self.userCountsKind:
             try self.restoreUserCounts(
                 user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
-        case Self.sendersKind:
-            try self.restoreSenders(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
+        case Self.sendersKind, Self.oldSendersKind:
+            try self.restoreSenders(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value,
+                fromOldForm: key[1] == Self.oldSendersKind)
         case Self.rateWindowsKind:
             try self.restoreRateWindows(
                 user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)

@@ -64,16 +64,39 @@ extension PartitionState {
         }
     }
 
-    /// The value of a user's `S` changelog record: per sender, its hash (8 bytes, little-endian)
-    /// and time (varint of the two's complement).
+    /// The value of a user's `P` changelog record: per sender, newest first, its hash (8 bytes,
+    /// little-endian) and time: the newest's as a varint of the two's complement, each other's as
+    /// its distance below the one before (one to four bytes where a time takes six).
     func encodeSenders(_ senders: SenderRing, to value: inout [UInt8]) {
+        var places = InlineArray<4, Int>(repeating: 0)
+        var count = 0
         for place in 0..<SenderRing.capacity where senders.times[place] != .min {
+            // Insertion by time, newest first: four places at most.
+            var at = count
+            while at > 0 && senders.times[places[at - 1]] < senders.times[place] {
+                places[at] = places[at - 1]
+                at -= 1
+            }
+            places[at] = place
+            count += 1
+        }
+        var previous = Int64.min
+        for index in 0..<count {
+            let place = places[index]
             withUnsafeBytes(of: senders.hashes[place].littleEndian) { value.append(contentsOf: $0) }
-            Self.writeVarint(UInt64(bitPattern: senders.times[place]), to: &value)
+            let time = senders.times[place]
+            Self.writeVarint(
+                index == 0 ? UInt64(bitPattern: time) : UInt64(bitPattern: previous &- time), to: &value)
+            previous = time
         }
     }
 
-    mutating func restoreSenders(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
+    /// A user's senders from its `P` record (``encodeSenders(_:to:)``) or, `fromOldForm`, from
+    /// the `S` record written before it (each time in full); the next write of them puts a
+    /// tombstone on the `S` key.
+    mutating func restoreSenders(user: UInt32, value: UnsafeRawBufferPointer?, fromOldForm: Bool)
+        throws(StateFormatError)
+    {
         var ring = self.users[Int(user)].senderRing
         if ring == StateIndex.none {
             ring = UInt32(self.senderRings.count)
@@ -90,9 +113,19 @@ extension PartitionState {
             var hash: UInt64 = 0
             for shift in 0..<8 { hash |= UInt64(try reader.byte()) << UInt64(shift * 8) }
             senders.hashes[place] = hash
-            senders.times[place] = Int64(bitPattern: try reader.varint())
+            let time = try reader.varint()
+            if fromOldForm || place == 0 {
+                senders.times[place] = Int64(bitPattern: time)
+            } else {
+                let (earlier, overflow) = senders.times[place - 1].subtractingReportingOverflow(Int64(bitPattern: time))
+                guard !overflow, time <= UInt64(Int64.max), earlier != .min else {
+                    throw StateFormatError(code: .malformed, message: "a sender's time")
+                }
+                senders.times[place] = earlier
+            }
             place += 1
         }
+        senders.hasOldFormRecord = fromOldForm && value != nil
         self.senderRings[Int(ring)] = senders
     }
 

@@ -222,6 +222,9 @@ struct SenderRing {
     var user: UInt32
     /// Changed since the commit and listed in the changes once.
     var isDirty = false
+    /// Restored from a record of the old form (`S`), which the next write of the ring (`P`)
+    /// puts a tombstone on.
+    var hasOldFormRecord = false
 
     init(user: UInt32) {
         self.user = user
