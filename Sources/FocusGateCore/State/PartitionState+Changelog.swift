@@ -397,7 +397,14 @@ extension PartitionState {
 
     // MARK: - Encoding primitives
 
+    @inline(__always)
     static func writeVarint(_ value: UInt64, to out: inout [UInt8]) {
+        // Most numbers a record holds take one byte.
+        guard value >= 0x80 else { return out.append(UInt8(value)) }
+        Self.writeLongVarint(value, to: &out)
+    }
+
+    private static func writeLongVarint(_ value: UInt64, to out: inout [UInt8]) {
         var value = value
         while value >= 0x80 {
             out.append(UInt8(value & 0x7F) | 0x80)
