@@ -171,17 +171,20 @@ struct HistoryTests {
         let custom = try compiler.compile(
             FocusContext(
                 userID: "u", version: 3, focus: "Deep Work", apps: ["chat": .init(filterPredicate: "SELF == 'work'")]))
-        var state = PartitionState()
         let decided: [(String, CompiledFocusContext?, Double?)] = [
             ("n-work", try Self.work(version: 7), nil), ("n-deep", custom, 0.5), ("n-none", nil, nil),
         ]
-        for (index, (id, context, relevance)) in decided.enumerated() {
-            var event = Self.event(id)
-            event.relevanceScore = relevance
-            _ = state.decide(
-                event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
-                nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: 5_000_000 + Int64(index))
+        func decideAll(_ state: inout PartitionState) {
+            for (index, (id, context, relevance)) in decided.enumerated() {
+                var event = Self.event(id)
+                event.relevanceScore = relevance
+                _ = state.decide(
+                    event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                    nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: 5_000_000 + Int64(index))
+            }
         }
+        var state = PartitionState()
+        decideAll(&state)
         let before = state.history(userID: "u", query: HistoryQuery(limit: 10))
         #expect(before.items.map(\.focus) == [nil, "Deep Work", "Work"])
         var log: [([UInt8], [UInt8]?)] = []
@@ -198,13 +201,7 @@ struct HistoryTests {
         #expect(try #require(values["n-deep"]).contains(subsequence: Array("Deep Work".utf8)))
         // The offset's distance from the as-of (10) is one byte where 5,000,001 takes four.
         var absolute = PartitionState()
-        for (index, (id, context, relevance)) in decided.enumerated() {
-            var event = Self.event(id)
-            event.relevanceScore = relevance
-            _ = absolute.decide(
-                event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
-                nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: 5_000_000 + Int64(index))
-        }
+        decideAll(&absolute)
         let withoutAsOf = FocusScheduleTests.changelog(&absolute)
         let compactBytes = log.reduce(0) { $0 + ($1.1?.count ?? 0) }
         let absoluteBytes = withoutAsOf.reduce(0) { $0 + ($1.1?.count ?? 0) }
