@@ -52,16 +52,23 @@ extension EmbeddedBrokerTests {
                 ("u-3", "not json"),
             ])
             _ = try await bench.settled(records: 4)
+            // On the embedded broker the group's offsets can move before the transaction's
+            // outputs are written (they stand in for its offsets): wait for the outputs too.
+            _ = try await bench.waitForOutputs(3)
             let documented = try Self.documentedHeaders()
             // The inputs carry no headers: everything on the outputs is FocusGate's.
             var everyHeader: Set<String> = []
             for usage in bench.topics.usages where usage.isWritten {
                 var written: Set<String> = []
-                for message in try bench.readAll(usage.name) { written.formUnion(message.headers.map(\.name)) }
+                let messages = try bench.readAll(usage.name)
+                for message in messages { written.formUnion(message.headers.map(\.name)) }
                 everyHeader.formUnion(written)
+                // The reasons read, to tell a context not found from outputs not read.
+                let reasons = messages.map { "\(Audit.id(of: $0) ?? "?"): \($0.header("focusgate-reason") ?? "-")" }
                 #expect(
                     written == documented[usage.name] ?? [],
-                    "\(usage.name): written \(written.sorted()), documented \((documented[usage.name] ?? []).sorted())")
+                    "\(usage.name): written \(written.sorted()), documented \((documented[usage.name] ?? []).sorted()); read \(reasons)"
+                )
             }
             // docs/contract.md's "Outputs and headers" names the same headers.
             let section = try ProjectDocuments.section("Outputs and headers")
