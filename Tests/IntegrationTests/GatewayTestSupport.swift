@@ -75,9 +75,7 @@ final class GatewayBench: Sendable {
         // Only the embedded broker's transactions do not store the offsets sent with them.
         configuration.commitGroupOffsets = self.isEmbedded
         configuration.sessionTimeout = .seconds(6)
-        configuration.kafkaProperties = Self.fastGroupProperties.merging(
-            KafkaTestSupport.metadataRefresh(self.cluster)
-        ) { $1 }
+        configuration.kafkaProperties = self.clientProperties
         // librdkafka's own debug contexts (e.g. `cgrp,consumer`), logged at debug level
         // (`FOCUSGATE_TEST_LOG=debug`): to see a group's joins when a test waits for one.
         if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
@@ -87,8 +85,11 @@ final class GatewayBench: Sendable {
         return configuration
     }
 
-    /// Fast heartbeats (and the metadata refresh where leaders can move: ``KafkaTestSupport/metadataRefresh(_:)``).
-    static let fastGroupProperties = ["heartbeat.interval.ms": "500"]
+    /// The gateway's client settings in tests: fast heartbeats, and the metadata refresh where
+    /// leaders can move (``KafkaTestSupport/metadataRefresh(_:)``).
+    var clientProperties: [String: String] {
+        ["heartbeat.interval.ms": "500"].merging(KafkaTestSupport.metadataRefresh(self.cluster)) { $1 }
+    }
 
     /// A configuration that replays the input from offset 0 with fresh state: another group, and
     /// output and state topics of its own (`<prefix>.delivered`, … created here).

@@ -35,9 +35,7 @@ final class InProcessGateway: Sendable {
         )
         var listenerConfiguration = KafkaConsumerConfiguration(
             bootstrapServers: bench.bootstrapServers, groupID: nil)
-        listenerConfiguration.properties = GatewayBench.fastGroupProperties.merging(
-            KafkaTestSupport.metadataRefresh(bench.cluster)
-        ) { $1 }
+        listenerConfiguration.properties = bench.clientProperties
         let listener = InvalidationListener(
             configuration: listenerConfiguration, topic: bench.topics.invalidations, cache: cache, logger: logger
         ) {

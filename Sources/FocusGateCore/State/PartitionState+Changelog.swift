@@ -133,43 +133,33 @@ extension PartitionState {
                 let ring = self.users[Int(user)].senderRing
                 guard self.senderRings[Int(ring)].isDirty else { continue }
                 self.senderRings[Int(ring)].isDirty = false
-                key.append(0)
                 if self.senderRings[Int(ring)].hasOldFormRecord {
                     // The record of the old form goes before the new one is written.
                     self.senderRings[Int(ring)].hasOldFormRecord = false
-                    key.append(Self.oldSendersKind)
-                    key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                    self.appendUserKey(kind: Self.oldSendersKind, user: user, to: &key)
                     try write(key, nil)
                     key.removeAll(keepingCapacity: true)
-                    key.append(0)
                 }
-                key.append(Self.sendersKind)
-                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.appendUserKey(kind: Self.sendersKind, user: user, to: &key)
                 self.encodeSenders(self.senderRings[Int(ring)], to: &value)
                 try write(key, value)
             case .rateWindows(let user):
                 let head = self.users[Int(user)].rateWindow
                 guard self.rateWindows[Int(head)].isDirty else { continue }
                 self.rateWindows[Int(head)].isDirty = false
-                key.append(0)
-                key.append(Self.rateWindowsKind)
-                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.appendUserKey(kind: Self.rateWindowsKind, user: user, to: &key)
                 self.encodeRateWindows(user: user, to: &value)
                 try write(key, value)
             case .status(let user):
                 guard let slot = self.statusSlots[user], slot.isDirty else { continue }
                 self.statusSlots[user]?.isDirty = false
-                key.append(0)
-                key.append(Self.statusKind)
-                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.appendUserKey(kind: Self.statusKind, user: user, to: &key)
                 self.encodeStatus(slot, to: &value)
                 try write(key, value)
             case .transition(let user):
                 guard let slot = self.transitionSlots[user], slot.isDirty else { continue }
                 self.settleTransition(user: user)
-                key.append(0)
-                key.append(Self.transitionKind)
-                key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+                self.appendUserKey(kind: Self.transitionKind, user: user, to: &key)
                 guard slot.at != .max else {
                     try write(key, nil)
                     continue
@@ -196,12 +186,9 @@ extension PartitionState {
             case .userGone(let user):
                 // Still with nothing (no later change gave it something): its user-wide keys go.
                 guard self.hasNothing(user: user) else { continue }
-                let userID = self.userIDByNumber[Int(user)]
                 for kind in Self.userKinds {
                     key.removeAll(keepingCapacity: true)
-                    key.append(0)
-                    key.append(kind)
-                    key.append(contentsOf: userID.utf8)
+                    self.appendUserKey(kind: kind, user: user, to: &key)
                     try write(key, nil)
                 }
             }
@@ -235,9 +222,7 @@ extension PartitionState {
             other = self.apps[Int(other)].nextApp
         }
         if other != StateIndex.none {
-            key.append(0)
-            key.append(Self.userCountsKind)
-            key.append(contentsOf: userID.utf8)
+            self.appendUserKey(kind: Self.userCountsKind, user: user, to: &key)
             // The form with the counted context: a leading zero, which no app ordinal is.
             value.append(0)
             var each = self.users[Int(user)].firstApp
@@ -291,6 +276,13 @@ extension PartitionState {
         return slot.unreadTail == StateIndex.none || !self.entries[Int(slot.unreadTail)].has(StateEntry.dirty)
     }
 
+    /// The key of a record keyed by the user alone: `00`, the kind, the user id.
+    private func appendUserKey(kind: UInt8, user: UInt32, to key: inout [UInt8]) {
+        key.append(0)
+        key.append(kind)
+        key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
+    }
+
     private static func appendAppKey(kind: UInt8, ordinal: UInt32, userID: String, to key: inout [UInt8]) {
         key.append(0)
         key.append(kind)
@@ -342,11 +334,14 @@ extension PartitionState {
             // its distance from the record's `as-of`), the context version + 1 (`0`: none), the
             // Focus on, the input's offset + 1 (`0`: not known) or its distance.
             let focusCode = self.wellKnownFocusCode(decision.focus)
-            let offset = UInt64(bitPattern: decision.sourceOffset &+ 1)
-            let distance = asOf.flatMap { asOf in
-                decision.sourceOffset >= 0 && decision.sourceOffset < asOf ? UInt64(asOf - decision.sourceOffset) : nil
+            var offset = UInt64(bitPattern: decision.sourceOffset &+ 1)
+            var byDistance = false
+            if let asOf, decision.sourceOffset >= 0, decision.sourceOffset < asOf,
+                UInt64(asOf - decision.sourceOffset) < offset
+            {
+                offset = UInt64(asOf - decision.sourceOffset)
+                byDistance = true
             }
-            let byDistance = distance.map { $0 < offset } ?? false
             value.append(
                 decision.reason | (decision.summarizable ? 0x80 : 0) | (focusCode != 0 ? 0x40 : 0)
                     | (byDistance ? 0x20 : 0))
@@ -356,7 +351,7 @@ extension PartitionState {
             } else {
                 self.writeFocus(decision.focus, to: &value)
             }
-            Self.writeVarint(byDistance ? distance! : offset, to: &value)
+            Self.writeVarint(offset, to: &value)
             // The app of a read notification too: the history names it.
             Self.writeVarint(UInt64(decision.appOrdinal), to: &value)
         } else {
