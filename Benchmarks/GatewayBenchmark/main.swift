@@ -378,18 +378,19 @@ for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
     if let before = baseline[mode] {
         let beforeRate = median(before.map(\.rate))
         let beforeCPU = median(before.map(\.cpuMicrosPerRecord))
+        let beforeChangelog = median(before.map(\.changelogBytesPerRecord))
         let beforeAllocations = before.compactMap(\.allocationsPerRecord)
         let allocationRatio =
             beforeAllocations.isEmpty || allocations.isEmpty ? nil : median(allocations) / median(beforeAllocations)
         rows.append(
             (
-                "gateway ÷ the baseline binary, \(mode): rate, CPU per record, allocations per record",
+                "gateway ÷ the baseline binary, \(mode): rate, CPU per record, allocations per record, changelog bytes per record",
                 String(
-                    format: "%.3f (%@ records/s before), %.3f (%.1f µs before), %@", gatewayRate / beforeRate,
-                    format(beforeRate), cpu / beforeCPU, beforeCPU,
+                    format: "%.3f (%@ records/s before), %.3f (%.1f µs before), %@, %.3f (%.1f B before)",
+                    gatewayRate / beforeRate, format(beforeRate), cpu / beforeCPU, beforeCPU,
                     allocationRatio.map { String(format: "%.3f (%.2f before)", $0, median(beforeAllocations)) }
-                        ?? "not counted"),
-                #"{"benchmark":"gateway-ratio-to-baseline","mode":"\#(mode)","rate_ratio":\#(String(format: "%.4f", gatewayRate / beforeRate)),"cpu_ratio":\#(String(format: "%.4f", cpu / beforeCPU)),"allocations_ratio":\#(allocationRatio.map { String(format: "%.4f", $0) } ?? "null"),"baseline_records_per_s":\#(format(beforeRate)),"baseline_cpu_us":\#(String(format: "%.2f", beforeCPU))}"#
+                        ?? "not counted", changelog / beforeChangelog, beforeChangelog),
+                #"{"benchmark":"gateway-ratio-to-baseline","mode":"\#(mode)","rate_ratio":\#(String(format: "%.4f", gatewayRate / beforeRate)),"cpu_ratio":\#(String(format: "%.4f", cpu / beforeCPU)),"allocations_ratio":\#(allocationRatio.map { String(format: "%.4f", $0) } ?? "null"),"changelog_ratio":\#(String(format: "%.4f", changelog / beforeChangelog)),"baseline_records_per_s":\#(format(beforeRate)),"baseline_cpu_us":\#(String(format: "%.2f", beforeCPU)),"baseline_changelog_bytes":\#(String(format: "%.1f", beforeChangelog))}"#
             ))
     }
 }
