@@ -282,6 +282,25 @@ public final class KafkaConsumer {
         }
     }
 
+    /// Called from the rebalance hook while it handles ``KafkaRebalance/assigned(_:)``, under
+    /// cooperative rebalancing: these partitions stay this member's in the group, but are not
+    /// fetched until ``assignHeldBack(_:)`` (their state is restored meanwhile, while the others
+    /// flow). A revoked partition still held back is simply forgotten. Returns `false`, holding
+    /// nothing back, under an eager protocol, where an assignment is taken whole.
+    public func holdBack(_ partitions: [KafkaTopicPartition]) -> Bool {
+        guard String(cString: rd_kafka_rebalance_protocol(self.client.pointer)) == "COOPERATIVE" else { return false }
+        for partition in partitions { self.membership.heldBack.insert(partition.withoutOffset) }
+        return true
+    }
+
+    /// Starts fetching partitions held back (``holdBack(_:)``) at the given offsets; those revoked
+    /// meanwhile are left out.
+    public func assignHeldBack(_ partitions: [KafkaTopicPartition]) throws(KafkaError) {
+        let taken = partitions.filter { self.membership.heldBack.remove($0.withoutOffset) != nil }
+        guard !taken.isEmpty else { return }
+        try self.addAssigned(taken)
+    }
+
     private static func rebalance(
         rk: OpaquePointer,
         err: rd_kafka_resp_err_t,
@@ -307,7 +326,9 @@ public final class KafkaConsumer {
             }
             membership.startOffsets.removeAll()
             if cooperative {
-                logIfFailed(rd_kafka_incremental_assign(rk, list), "incremental assign", logger)
+                let taken = Self.without(membership.heldBack, list)
+                defer { rd_kafka_topic_partition_list_destroy(taken) }
+                logIfFailed(rd_kafka_incremental_assign(rk, taken), "incremental assign", logger)
             } else {
                 logIfFailed(rd_kafka_assign(rk, list), "assign", logger)
             }
@@ -316,14 +337,30 @@ public final class KafkaConsumer {
             logger.info("partitions revoked", metadata: ["kafka.partitions": "\(partitions)", "kafka.lost": "\(lost)"])
             hook?(.revoked(partitions, lost: lost))
             if cooperative {
-                logIfFailed(rd_kafka_incremental_unassign(rk, list), "incremental unassign", logger)
+                // Partitions still held back were never assigned: librdkafka refuses to unassign them.
+                let assigned = Self.without(membership.heldBack, list)
+                defer { rd_kafka_topic_partition_list_destroy(assigned) }
+                for partition in partitions { membership.heldBack.remove(partition) }
+                logIfFailed(rd_kafka_incremental_unassign(rk, assigned), "incremental unassign", logger)
             } else {
                 logIfFailed(rd_kafka_assign(rk, nil), "unassign", logger)
             }
         default:
             logger.error("rebalance failed", metadata: ["kafka.error": "\(KafkaError(err, context: "rebalance"))"])
+            membership.heldBack.removeAll()
             logIfFailed(rd_kafka_assign(rk, nil), "unassign", logger)
         }
+    }
+
+    /// A copy of `list` without the partitions in `excluded` (offsets kept); the caller destroys it.
+    private static func without(
+        _ excluded: Set<KafkaTopicPartition>, _ list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>
+    ) -> UnsafeMutablePointer<rd_kafka_topic_partition_list_t> {
+        let copy = rd_kafka_topic_partition_list_copy(list)!
+        for partition in excluded {
+            _ = rd_kafka_topic_partition_list_del(copy, partition.topic, partition.partition)
+        }
+        return copy
     }
 
     private static func describeFailure(_ message: UnsafeMutablePointer<rd_kafka_message_t>) -> String {
@@ -344,6 +381,8 @@ final class GroupMembership {
     /// Where the partitions being assigned start, as the rebalance hook chose; by partition
     /// (offsets left out of the keys).
     var startOffsets: [KafkaTopicPartition: Int64] = [:]
+    /// Partitions of this member's that the hook held back from fetching (offsets left out).
+    var heldBack: Set<KafkaTopicPartition> = []
     /// An assignment (possibly empty) has been taken: librdkafka's assignor state exists.
     var hasBeenAssigned = false
     /// The consumer is closing before its first assignment: the application's hook is not called.

@@ -23,6 +23,10 @@ final class GroupMemberState: Sendable {
     /// Records of partitions whose assignment the hook had not seen yet: must stay 0.
     var unannouncedRecords: Int { self.state.withLock { $0.unannounced } }
 
+    private let releaseRequested = Atomic(false)
+    /// A member that holds its partitions back (`run(…, holdingBack: true)`) assigns them from now on.
+    func release() { self.releaseRequested.store(true, ordering: .relaxed) }
+
     func stop() { self.stopRequested.store(true, ordering: .relaxed) }
     var shouldStop: Bool { self.stopRequested.load(ordering: .relaxed) }
 
@@ -46,10 +50,12 @@ final class GroupMemberState: Sendable {
     }
 
     /// Runs a member on its own thread: consume, commit after every batch, and commit the
-    /// revoked partitions' progress inside the rebalance hook, before they move.
-    func run(broker: EmbeddedKafkaBroker, topic: String, group: String) async throws {
+    /// revoked partitions' progress inside the rebalance hook, before they move. `holdingBack`:
+    /// the hook holds every assigned partition back, assigned once ``release()`` is called.
+    func run(broker: EmbeddedKafkaBroker, topic: String, group: String, holdingBack: Bool = false) async throws {
         try await DedicatedThread.run(name: "member-\(self.name)") {
             var processed: [KafkaTopicPartition: Int64] = [:]
+            var held: Set<KafkaTopicPartition> = []
             var consumerReference: KafkaConsumer?
             let consumer = try KafkaConsumer(
                 configuration: KafkaTestSupport.consumerConfiguration(broker, group: group),
@@ -64,6 +70,15 @@ final class GroupMemberState: Sendable {
                         try? consumer.commit(offsets)
                         partitions.forEach { processed[$0] = nil }
                     }
+                    if holdingBack, let consumer = consumerReference {
+                        switch event {
+                        case .assigned(let partitions):
+                            precondition(consumer.holdBack(partitions), "the group is cooperative")
+                            held.formUnion(partitions)
+                        case .revoked(let partitions, _):
+                            held.subtract(partitions)
+                        }
+                    }
                     self.record(event)
                 }
             )
@@ -71,6 +86,10 @@ final class GroupMemberState: Sendable {
             defer { consumerReference = nil }
             try consumer.subscribe([topic])
             while !self.shouldStop {
+                if !held.isEmpty, self.releaseRequested.load(ordering: .relaxed) {
+                    try consumer.assignHeldBack(Array(held))
+                    held.removeAll()
+                }
                 let offsets = consumer.consumeBatch(maxRecords: 100, timeout: .milliseconds(50)) {
                     batch -> [KafkaTopicPartition] in
                     self.received(batch)
@@ -149,6 +168,40 @@ extension EmbeddedBrokerTests {
                 a.unannouncedRecords == 0 && b.unannouncedRecords == 0,
                 "the assign hook ran before any record of its partitions")
             #expect(Set(received) == Set(expected), "no record lost")
+        }
+
+        @Test("partitions held back are not fetched, can move to another member, and are consumed once assigned")
+        func holdBackAcrossRebalance() async throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            let group = KafkaTestSupport.uniqueTopic("group")
+            try broker.createTopic(.init(name: topic, partitions: 4))
+            let all = Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
+            let records = (0..<40).map { (key: Optional("user-\($0)"), value: Optional("r-\($0)")) }
+            _ = try KafkaTestSupport.produce(broker, topic: topic, records: records)
+
+            let a = GroupMemberState(name: "a")
+            let runA = Task { try await a.run(broker: broker, topic: topic, group: group, holdingBack: true) }
+            #expect(try await eventually(timeout: .seconds(20)) { a.assignment == all })
+            // b's join moves held-back partitions of a's: librdkafka refuses to unassign a
+            // partition it never assigned, which would leave the rebalance unfinished.
+            let b = GroupMemberState(name: "b")
+            let runB = Task { try await b.run(broker: broker, topic: topic, group: group, holdingBack: true) }
+            let split = try await eventually(timeout: .seconds(30)) {
+                a.assignment.count == 2 && b.assignment.count == 2 && a.assignment.union(b.assignment) == all
+            }
+            try #require(split, "assignments: a=\(a.assignment) b=\(b.assignment)")
+            #expect(a.values.isEmpty && b.values.isEmpty, "nothing is fetched while held back")
+            a.release()
+            b.release()
+            #expect(try await eventually(timeout: .seconds(20)) { a.values.count + b.values.count == 40 })
+            a.stop()
+            b.stop()
+            try await runA.value
+            try await runB.value
+            #expect(!a.values.isEmpty && !b.values.isEmpty, "each member consumed its share")
+            #expect(Set(a.values + b.values) == Set(records.map { $0.value! }))
+            #expect(a.values.count + b.values.count == 40, "no record consumed twice")
         }
 
         @Test("the rebalance hook can start assigned partitions at offsets of its own, not the group's")

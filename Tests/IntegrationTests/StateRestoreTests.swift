@@ -293,6 +293,42 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("a partition being restored holds up no other, and readiness says a restore runs")
+        func othersFlowWhileOneRestores() async throws {
+            let bench = try await GatewayBench(partitions: 2)
+            // Partition 1's changelog: 100 record batches, fetched one at a time, 150 ms apart (a
+            // restore of 15 s or more); partition 0's is empty.
+            var state = PartitionState()
+            for batch in 0..<100 {
+                let records = Self.changes(
+                    &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
+                _ = try KafkaTestSupport.produce(
+                    bench.cluster, topic: bench.topics.state, headed: records, partition: 1)
+            }
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 1)
+            var configuration = bench.configuration()
+            configuration.kafkaProperties["max.partition.fetch.bytes"] = "64"
+            try bench.broker.setRoundTripTime(.milliseconds(150), broker: 1)
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == 1 }, timeout: .seconds(60))
+            #expect(instance.gateway.readinessChecks["restore"] == false)
+            let notification = Events.notification("n-p0", user: "u-p0")
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: [(notification.key, notification.value)],
+                partition: 0)
+            _ = try await bench.waitForOutputs(1)
+            // Without the restore beside the loop, partition 0 took nothing until partition 1 was restored.
+            #expect(instance.gateway.assignedPartitions == 1, "partition 1 was still being restored")
+            #expect(instance.gateway.readinessChecks["restore"] == false)
+            try bench.broker.setRoundTripTime(.zero, broker: 1)
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == 2 }, timeout: .seconds(60))
+            #expect(instance.gateway.readinessChecks["restore"] == true)
+            #expect(await instance.gateway.directory.held(userID: "u-99-19").map(\.unread) == [1])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("100,000 users with history are restored: badges, unread and dedupe windows")
         func restoreAtScale() async throws {
             let partitions = 8

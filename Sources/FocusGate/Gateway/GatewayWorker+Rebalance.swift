@@ -37,54 +37,114 @@ extension GatewayWorker {
         }
     }
 
-    /// Restores the arriving partitions' state from the changelog before any of their records is
-    /// consumed, notes their committed offsets as the rewind points, and has the consumer start
-    /// there.
+    /// Has the arriving partitions' state restored from the changelog before any of their
+    /// records is consumed, as of their committed offsets (read here: the rewind points).
+    ///
+    /// Under cooperative rebalancing the consumer holds the partitions back and the restore runs
+    /// on the restore thread while the loop goes on with the partitions already held;
+    /// ``installRestored()`` hands each over when it is done, and the consumer starts it at that
+    /// offset. Under an eager protocol, which takes an assignment whole, the hook waits for it.
     private func assign(_ assigned: [KafkaTopicPartition]) throws(KafkaError) {
         guard !assigned.isEmpty else { return }
-        let started = ContinuousClock.now
-        self.health.restoreStarted()
-        defer { self.health.restoreEnded() }
         let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
-        var restoredRecords = 0
-        var skippedRecords = 0
-        for partition in committed {
-            var state = PartitionState(
-                maxUnreadPerApp: self.configuration.maxUnreadPerApp,
-                dedupeWindow: self.configuration.dedupeWindowPerUser,
-                summaryItemsPerApp: self.configuration.summaryItemsPerApp)
-            let restored = try self.restorer.restore(
-                partition: partition.partition, committed: partition.offset, into: &state)
-            restoredRecords += restored.records
-            skippedRecords += restored.uncommitted
-            var sourcePrefix = self.sourcePrefix
-            DecimalText.append(Int64(partition.partition), to: &sourcePrefix)
-            sourcePrefix.append(UInt8(ascii: "/"))
-            self.partitions[partition.partition] = Partition(
-                state: state, committed: partition.offset.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning,
-                sourcePrefix: sourcePrefix)
-            self.progress.assigned.add(1, ordering: .relaxed)
-            self.metrics.assignedPartitions.increment()
+        var jobs: [BackgroundRestore.Job] = []
+        for partition in committed.sorted(by: { $0.partition < $1.partition }) {
+            self.nextRestoreGeneration += 1
+            let job = BackgroundRestore.Job(
+                partition: partition.partition, committed: partition.offset, generation: self.nextRestoreGeneration)
+            self.restoring[partition.partition] = job
+            jobs.append(job)
         }
+        self.health.restoreStarted()
+        self.restoresSince = self.restoresSince ?? .now
+        let heldBack = self.consumer.holdBack(assigned)
+        self.background.start(jobs)
+        self.logger.info(
+            "restoring partitions' state",
+            metadata: [
+                "kafka.partitions": "\(assigned.map(\.partition))",
+                "focusgate.restore": "\(heldBack ? "beside the partitions held" : "before consuming")",
+            ])
+        guard !heldBack else { return }
         // The consumer starts where the state is as of: the offsets read above, not the group's
         // offsets as librdkafka would read them again after this hook (a late commit by the
         // partitions' previous owner could have moved them past records this state lacks).
         self.consumer.startAssigned(at: committed)
-        self.logger.info(
-            "partitions restored",
-            metadata: [
-                "kafka.partitions": "\(assigned.map(\.partition))",
-                "focusgate.state.records": "\(restoredRecords)",
-                "focusgate.state.uncommitted": "\(skippedRecords)",
-                "focusgate.duration": "\(ContinuousClock.now - started)",
-            ]
-        )
+        try self.install(self.background.waitFor(generations: Set(jobs.map(\.generation))), assign: false)
+    }
+
+    /// Takes the restores that finished: each partition's state goes in use, and the consumer
+    /// starts fetching it at the offset the state is as of. A failed restore stops the worker.
+    func installRestored() throws(KafkaError) {
+        try self.install(self.background.takeFinished(), assign: true)
+    }
+
+    private func install(_ finished: [BackgroundRestore.Finished], assign: Bool) throws(KafkaError) {
+        var started: [KafkaTopicPartition] = []
+        for result in finished {
+            let job = result.job
+            guard self.restoring[job.partition]?.generation == job.generation else { continue }
+            self.restoring[job.partition] = nil
+            let restored: (state: PartitionState, records: Int, uncommitted: Int)
+            switch result.outcome {
+            case .success(let value): restored = value
+            case .failure(let error):
+                // The partition cannot be consumed without its state: the worker stops.
+                throw KafkaError(code: error.code, message: "restore: \(error.message)", isFatal: true)
+            }
+            var sourcePrefix = self.sourcePrefix
+            DecimalText.append(Int64(job.partition), to: &sourcePrefix)
+            sourcePrefix.append(UInt8(ascii: "/"))
+            self.partitions[job.partition] = Partition(
+                state: restored.state, committed: job.committed.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning,
+                sourcePrefix: sourcePrefix)
+            self.progress.assigned.add(1, ordering: .relaxed)
+            self.metrics.assignedPartitions.increment()
+            started.append(
+                KafkaTopicPartition(
+                    topic: self.configuration.topics.notifications, partition: job.partition, offset: job.committed))
+            self.logger.info(
+                "partition restored",
+                metadata: [
+                    "kafka.partition": "\(job.partition)", "focusgate.state.records": "\(restored.records)",
+                    "focusgate.state.uncommitted": "\(restored.uncommitted)",
+                    "focusgate.state.users": "\(restored.state.userCount)",
+                    "focusgate.duration": "\(result.duration)",
+                ])
+        }
+        if assign, !started.isEmpty {
+            try self.consumer.assignHeldBack(started)
+        }
+        if !started.isEmpty, !self.changesDuringRestore.isEmpty {
+            // Invalidations that came while these partitions were restored.
+            let now = self.configuration.clock.nowMilliseconds()
+            for (userID, context) in self.changesDuringRestore {
+                if self.recompute(userID: userID, context: context, nowMilliseconds: now) {
+                    self.changesDuringRestore[userID] = nil
+                }
+            }
+        }
+        self.noteRestoresEnded()
+    }
+
+    /// Readiness says no restore runs once none is left.
+    private func noteRestoresEnded() {
+        guard self.restoring.isEmpty, let since = self.restoresSince else { return }
+        self.restoresSince = nil
+        self.changesDuringRestore.removeAll()
+        self.health.restoreEnded()
+        self.logger.info("partitions restored", metadata: ["focusgate.duration": "\(ContinuousClock.now - since)"])
     }
 
     /// Commits the work of the leaving partitions (or, when the assignment was lost, abandons the
     /// open transaction), then forgets their state.
     private func revoke(_ revoked: [Int32], lost: Bool) throws(KafkaError) {
         guard !revoked.isEmpty else { return }
+        let cancelled = revoked.compactMap { self.restoring.removeValue(forKey: $0)?.generation }
+        if !cancelled.isEmpty {
+            self.background.cancel(generations: cancelled)
+            self.noteRestoresEnded()
+        }
         if !lost {
             do {
                 try self.commit()
@@ -120,13 +180,16 @@ extension GatewayWorker {
     // MARK: - Context changes and expiry
 
     /// Recomputes the badges of owned users whose context the invalidation listener changed.
+    /// A change for a user no held partition has is kept while restores run: the user's
+    /// partition may be one of them, and takes it when it is put in use.
     func applyContextChanges() throws(KafkaError) {
         let changes = self.inbox.drain()
         guard !changes.isEmpty else { return }
         let now = self.configuration.clock.nowMilliseconds()
         for change in changes {
             // Also watches the user's next transition under the new context.
-            self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
+            let held = self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
+            if !held, !self.restoring.isEmpty { self.changesDuringRestore[change.userID] = change.context }
         }
     }
 
@@ -190,9 +253,13 @@ extension GatewayWorker {
         }
     }
 
-    private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) {
-        guard let owner = self.partitions.values.first(where: { $0.state.contains(userID: userID) }) else { return }
+    /// Whether a held partition has the user.
+    private func recompute(userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64) -> Bool {
+        guard let owner = self.partitions.values.first(where: { $0.state.contains(userID: userID) }) else {
+            return false
+        }
         // The changed badges are published with the next commit.
         _ = owner.state.recompute(userID: userID, context: context, nowMilliseconds: nowMilliseconds)
+        return true
     }
 }

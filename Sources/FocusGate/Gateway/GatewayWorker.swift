@@ -8,10 +8,11 @@ import Prometheus
 /// and the badge and dedupe state of the partitions it owns.
 ///
 /// Everything here runs on the worker's thread: the batch loop, the rebalance hook (inside
-/// `consumeBatch`), delivery reports (inside `poll`/`flush`), commits and restores. Nothing is
-/// shared with other threads except through ``ContextCache`` (one lookup per batch),
-/// ``ContextChangeInbox`` (drained once per loop) and its ``StateDirectory/Desk`` (questions
-/// about users, answered in the loop).
+/// `consumeBatch`), delivery reports (inside `poll`/`flush`) and commits. Nothing is shared with
+/// other threads except through ``ContextCache`` (one lookup per batch), ``ContextChangeInbox``
+/// (drained once per loop), its ``StateDirectory/Desk`` (questions about users, answered in the
+/// loop) and its ``BackgroundRestore`` (arriving partitions' state, read on a thread of its own
+/// and taken by the loop when done).
 final class GatewayWorker {
     /// Where one owned input partition stands.
     /// A class, not a struct: a partition (its state included) is never copied by reading it out
@@ -115,7 +116,18 @@ final class GatewayWorker {
     var outputs: GatewayOutputs
     /// Part of the transactional id (exactly-once), kept for a replacement producer.
     let instanceTag: String
-    let restorer: StateRestorer
+    /// Restores arriving partitions' state on a thread of its own (``BackgroundRestore``).
+    let background: BackgroundRestore
+    /// Partitions assigned to this worker whose state is being restored: the consumer holds them
+    /// back, and nothing else in the worker sees them until ``installRestored()``.
+    var restoring: [Int32: BackgroundRestore.Job] = [:]
+    /// The number of the last restore job.
+    var nextRestoreGeneration = 0
+    /// Context changes for users of no held partition that came while restores run, by user:
+    /// applied to the partitions restored (``applyContextChanges()``).
+    var changesDuringRestore: [String: CompiledFocusContext?] = [:]
+    /// When the restores running began (`nil` when none runs).
+    var restoresSince: ContinuousClock.Instant?
     let deliveries: DeliveryLog
     var partitions: [Int32: Partition] = [:]
     var transactionOpen = false
@@ -186,17 +198,27 @@ final class GatewayWorker {
         self.outputs = try GatewayOutputs(
             configuration: configuration, worker: index, instanceTag: instanceTag, deliveries: deliveries,
             logger: logger)
-        self.restorer = try StateRestorer(configuration: configuration, logger: logger)
+        let restorer = try StateRestorer(configuration: configuration, logger: logger)
         // The consumer's hooks run inside its calls on this thread, which begin after this init:
         // they reach the worker through `events`, set once the worker exists.
         let events = ConsumerEvents()
         var consumerConfiguration = configuration.consumerConfiguration(worker: index, instanceTag: instanceTag)
         consumerConfiguration.statisticsInterval = .seconds(5)
-        self.consumer = try KafkaConsumer(
+        let consumer = try KafkaConsumer(
             configuration: consumerConfiguration, logger: logger,
             onRebalance: { rebalance in events.worker?.rebalance(rebalance) },
             onStatistics: { statistics in events.worker?.recordStatistics(statistics) }
         )
+        self.consumer = consumer
+        let waker = consumer.waker
+        self.background = BackgroundRestore(
+            restorer: restorer, name: "focusgate-restore-\(index)",
+            makeState: {
+                PartitionState(
+                    maxUnreadPerApp: configuration.maxUnreadPerApp, dedupeWindow: configuration.dedupeWindowPerUser,
+                    summaryItemsPerApp: configuration.summaryItemsPerApp)
+            },
+            wake: { waker.wake() })
         self.index = index
         self.configuration = configuration
         self.cache = cache
@@ -218,6 +240,10 @@ final class GatewayWorker {
         events.worker = self
     }
 
+    deinit {
+        self.background.stop()
+    }
+
     /// Where the consumer's rebalance and statistics hooks go: the worker, once it exists.
     private final class ConsumerEvents {
         weak var worker: GatewayWorker?
@@ -230,12 +256,12 @@ final class GatewayWorker {
     /// - Throws: A fatal ``KafkaError`` (e.g. the producer was fenced); the caller shuts the
     ///   instance down.
     func run() throws(KafkaError) {
+        defer { self.background.stop() }
         guard try self.start() else { return }
         self.desk.open(waker: self.consumer.waker)
         defer {
             self.desk.close()
             self.consumer.close()
-            self.restorer.close()
         }
         self.commitSchedule = CommitSchedule(interval: self.configuration.commitInterval, now: .now)
         while !self.shouldStop() {
@@ -257,6 +283,7 @@ final class GatewayWorker {
                     self.timing.processing += ContinuousClock.now - started
                 }
                 try self.checkFatal()
+                if self.background.hasFinished { try self.installRestored() }
                 try self.applyContextChanges()
                 try self.applyExpirations()
                 try self.applyRetention()

@@ -73,13 +73,16 @@ final class StateRestorer {
     ///     then read again as duplicates and never wrote to the changelog in a commit of its own,
     ///     so that the next restore, at the offsets committed meanwhile, lacked them.
     ///   - state: Receives the users' state.
-    /// - Returns: The changelog records read, and how many of them were skipped as uncommitted.
+    ///   - cancelled: Asked between batches of records; once it says `true` the restore stops
+    ///     (the partition was revoked meanwhile) and returns `nil`.
+    /// - Returns: The changelog records read, and how many of them were skipped as uncommitted;
+    ///   `nil` when cancelled.
     /// - Throws: ``KafkaError`` when the read makes no progress for twice the operation timeout
     ///   (however long the whole restore takes while it progresses); the partition must not be
     ///   consumed then.
-    func restore(partition: Int32, committed: Int64?, into state: inout PartitionState) throws(KafkaError) -> (
-        records: Int, uncommitted: Int
-    ) {
+    func restore(
+        partition: Int32, committed: Int64?, into state: inout PartitionState, cancelled: () -> Bool = { false }
+    ) throws(KafkaError) -> (records: Int, uncommitted: Int)? {
         let (low, high) = try self.consumer.watermarks(topic: self.topic, partition: partition, timeout: self.timeout)
         guard high > low else { return (0, 0) }
         defer { try? self.consumer.assign([]) }
@@ -93,7 +96,9 @@ final class StateRestorer {
         var stream = ChangelogStream(
             closing: try self.closingMarker(partition: partition, low: low, high: high), committed: limit)
         var legacy = false
-        try self.read(partition: partition, from: low, to: high, logging: true, users: { state.userCount }) { record in
+        let complete = try self.read(
+            partition: partition, from: low, to: high, logging: true, users: { state.userCount }, cancelled: cancelled
+        ) { record in
             guard let key = record.key else { return true }
             guard key.first == 0 else {
                 legacy = true
@@ -103,6 +108,7 @@ final class StateRestorer {
             stream.take(offset: record.offset, key: key, value: record.value, asOf: asOf, to: &state)
             return true
         }
+        guard complete else { return nil }
         if legacy {
             throw KafkaError(
                 code: .state,
@@ -148,7 +154,7 @@ final class StateRestorer {
             let start = max(low, high - window)
             var last: Int64?
             var through = Int64.min
-            try self.read(partition: partition, from: start, to: high, logging: false, users: { 0 }) { record in
+            _ = try self.read(partition: partition, from: start, to: high, logging: false, users: { 0 }) { record in
                 if let key = record.key, let marker = PartitionState.commitMarkerOffset(key: key, value: record.value) {
                     last = record.offset
                     through = max(through, marker)
@@ -163,11 +169,12 @@ final class StateRestorer {
 
     /// Reads the partition's records from `start` to `end` (exclusive), handing each to `body`
     /// until it returns `false`; logs progress every second when `logging` (with `users`, the
-    /// users so far) and throws when no record comes for twice the operation timeout.
+    /// users so far) and throws when no record comes for twice the operation timeout. Returns
+    /// `false` when `cancelled` stopped it first.
     private func read(
         partition: Int32, from start: Int64, to end: Int64, logging: Bool, users: () -> Int,
-        _ body: (KafkaRecord) -> Bool
-    ) throws(KafkaError) {
+        cancelled: () -> Bool = { false }, _ body: (KafkaRecord) -> Bool
+    ) throws(KafkaError) -> Bool {
         try self.consumer.assign([KafkaTopicPartition(topic: self.topic, partition: partition, offset: start)])
         let started = ContinuousClock.now
         var progressed = started
@@ -175,6 +182,7 @@ final class StateRestorer {
         var next = start
         var going = true
         while next < end && going {
+            if cancelled() { return false }
             let before = next
             let count = self.consumer.consumeBatch(maxRecords: 4096, timeout: .milliseconds(100)) { batch in
                 for record in batch where record.partition == partition && record.offset >= next {
@@ -215,5 +223,6 @@ final class StateRestorer {
                 )
             }
         }
+        return true
     }
 }
