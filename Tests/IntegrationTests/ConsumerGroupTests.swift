@@ -122,13 +122,20 @@ func eventually(timeout: Duration, _ condition: () -> Bool) async throws -> Bool
 extension EmbeddedBrokerTests {
     @Suite("Consumer groups")
     struct ConsumerGroupTests {
-        @Test("two members split the partitions, a leaving member's partitions move back, nothing is lost or repeated")
-        func splitAndRebalance() async throws {
+        /// A broker with a topic of four partitions, a group name, and the topic's partitions.
+        static func fourPartitions() throws -> (
+            broker: EmbeddedKafkaBroker, topic: String, group: String, all: Set<KafkaTopicPartition>
+        ) {
             let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
             let topic = KafkaTestSupport.uniqueTopic()
-            let group = KafkaTestSupport.uniqueTopic("group")
             try broker.createTopic(.init(name: topic, partitions: 4))
             let all = Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
+            return (broker, topic, KafkaTestSupport.uniqueTopic("group"), all)
+        }
+
+        @Test("two members split the partitions, a leaving member's partitions move back, nothing is lost or repeated")
+        func splitAndRebalance() async throws {
+            let (broker, topic, group, all) = try Self.fourPartitions()
             func produceRound(_ round: Int) throws {
                 let records = (0..<40).map { (key: Optional("user-\($0)"), value: Optional("r\(round)-\($0)")) }
                 _ = try KafkaTestSupport.produce(broker, topic: topic, records: records)
@@ -172,11 +179,7 @@ extension EmbeddedBrokerTests {
 
         @Test("partitions held back are not fetched, can move to another member, and are consumed once assigned")
         func holdBackAcrossRebalance() async throws {
-            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
-            let topic = KafkaTestSupport.uniqueTopic()
-            let group = KafkaTestSupport.uniqueTopic("group")
-            try broker.createTopic(.init(name: topic, partitions: 4))
-            let all = Set((0..<4).map { KafkaTopicPartition(topic: topic, partition: $0) })
+            let (broker, topic, group, all) = try Self.fourPartitions()
             let records = (0..<40).map { (key: Optional("user-\($0)"), value: Optional("r-\($0)")) }
             _ = try KafkaTestSupport.produce(broker, topic: topic, records: records)
 

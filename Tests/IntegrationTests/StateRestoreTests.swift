@@ -34,6 +34,28 @@ extension EmbeddedBrokerTests {
             return records
         }
 
+        /// Writes `batches` record batches of 20 users each (one produce call each) to changelog
+        /// partition `partition`, then a marker, and slows the broker down so that the restore
+        /// fetches them one at a time, 150 ms apart; returns the configuration that does so.
+        /// (`setRoundTripTime(.zero, broker: 1)` ends it.)
+        static func slowChangelog(_ bench: GatewayBench, batches: Int, partition: Int32) throws
+            -> GatewayConfiguration
+        {
+            var state = PartitionState()
+            for batch in 0..<batches {
+                let records = Self.changes(
+                    &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
+                _ = try KafkaTestSupport.produce(
+                    bench.cluster, topic: bench.topics.state, headed: records, partition: partition)
+            }
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: partition)
+            var configuration = bench.configuration()
+            configuration.kafkaProperties["max.partition.fetch.bytes"] = "64"
+            try bench.broker.setRoundTripTime(.milliseconds(150), broker: 1)
+            return configuration
+        }
+
         static func marker(through offset: Int64) -> Record {
             (PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: offset), [])
         }
@@ -266,22 +288,10 @@ extension EmbeddedBrokerTests {
         @Test("a restore that keeps progressing is not cut off, however long it takes in all")
         func slowRestoreProgresses() async throws {
             let bench = try await GatewayBench(partitions: 1)
-            // 40 record batches (one produce call each), fetched one at a time, 150 ms apart: a
-            // restore of about 6 s that makes progress every fetch.
-            var state = PartitionState()
-            for batch in 0..<40 {
-                let records = Self.changes(
-                    &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
-                _ = try KafkaTestSupport.produce(
-                    bench.cluster, topic: bench.topics.state, headed: records, partition: 0)
-            }
-            _ = try KafkaTestSupport.produce(
-                bench.cluster, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 0)
-            var configuration = bench.configuration()
+            // A restore of about 6 s that makes progress every fetch.
+            var configuration = try Self.slowChangelog(bench, batches: 40, partition: 0)
             // Twice this, 2 s, was once the whole restore's deadline.
             configuration.operationTimeout = .seconds(1)
-            configuration.kafkaProperties["max.partition.fetch.bytes"] = "64"
-            try bench.broker.setRoundTripTime(.milliseconds(150), broker: 1)
             let started = ContinuousClock.now
             let instance = try await InProcessGateway(bench, configuration: configuration)
             try await instance.waitUntil({ instance.gateway.assignedPartitions == 1 }, timeout: .seconds(60))
@@ -296,20 +306,8 @@ extension EmbeddedBrokerTests {
         @Test("a partition being restored holds up no other, and readiness says a restore runs")
         func othersFlowWhileOneRestores() async throws {
             let bench = try await GatewayBench(partitions: 2)
-            // Partition 1's changelog: 100 record batches, fetched one at a time, 150 ms apart (a
-            // restore of 15 s or more); partition 0's is empty.
-            var state = PartitionState()
-            for batch in 0..<100 {
-                let records = Self.changes(
-                    &state, users: (0..<20).lazy.map { "u-\(batch)-\($0)" }, unread: 1, asOf: 0)
-                _ = try KafkaTestSupport.produce(
-                    bench.cluster, topic: bench.topics.state, headed: records, partition: 1)
-            }
-            _ = try KafkaTestSupport.produce(
-                bench.cluster, topic: bench.topics.state, headed: [Self.marker(through: 0)], partition: 1)
-            var configuration = bench.configuration()
-            configuration.kafkaProperties["max.partition.fetch.bytes"] = "64"
-            try bench.broker.setRoundTripTime(.milliseconds(150), broker: 1)
+            // Partition 1's restore takes 15 s or more; partition 0's changelog is empty.
+            let configuration = try Self.slowChangelog(bench, batches: 100, partition: 1)
             let instance = try await InProcessGateway(bench, configuration: configuration)
             try await instance.waitUntil({ instance.gateway.assignedPartitions == 1 }, timeout: .seconds(60))
             #expect(instance.gateway.readinessChecks["restore"] == false)
