@@ -90,6 +90,35 @@ extension EmbeddedBrokerTests {
             #expect(try bench.committedOffsets()[partition] == offset)
         }
 
+        /// Joins the gateway's group as a second member (the one partition stays the gateway's),
+        /// commits offset `offset` of input partition 0 as a member may, as a previous owner's
+        /// late commit lands, and leaves. The input gets `offset` filler records first.
+        static func commitAsMember(_ bench: GatewayBench, offset: Int64) async throws {
+            let filler = [(key: String?, value: String?)](repeating: ("u-filler", "not json"), count: Int(offset))
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: filler, partition: 0)
+            let topic = bench.topics.notifications
+            let configuration = KafkaTestSupport.consumerConfiguration(bench.broker, group: "focusgate")
+            try await DedicatedThread.run(name: "late-committer") {
+                final class Joined { var value = false }
+                let joined = Joined()
+                let member = try KafkaConsumer(
+                    configuration: configuration, logger: KafkaTestSupport.logger,
+                    onRebalance: { if case .assigned = $0 { joined.value = true } })
+                try member.subscribe([topic])
+                let deadline = ContinuousClock.now + .seconds(60)
+                while !joined.value {
+                    guard ContinuousClock.now < deadline else {
+                        throw KafkaError(code: .timedOut, message: "no group join within 60 s")
+                    }
+                    member.consumeBatch(maxRecords: 10, timeout: .milliseconds(100)) { _ in }
+                }
+                try member.commit([KafkaTopicPartition(topic: topic, partition: 0, offset: offset)])
+                member.close()
+            }
+            #expect(try bench.committedOffsets()[0] == offset)
+        }
+
         /// Writes each changelog partition's records, commits its input partition's offset (none
         /// when `nil`), and starts an instance; returns it once it owns every partition (their
         /// state restored).
@@ -323,6 +352,34 @@ extension EmbeddedBrokerTests {
             try await instance.waitUntil({ instance.gateway.assignedPartitions == 2 }, timeout: .seconds(60))
             #expect(instance.gateway.readinessChecks["restore"] == true)
             #expect(await instance.gateway.directory.held(userID: "u-99-19").map(\.unread) == [1])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test("a group offset that moves while the partition is restored has it restored again as of the new one")
+        func offsetMovesDuringRestore() async throws {
+            let bench = try await GatewayBench(partitions: 1)
+            let configuration = try Self.slowChangelog(bench, batches: 40, partition: 0)
+            // The previous owner's last commit: state as of input offset 5, its offset landing late.
+            var late = PartitionState()
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.state,
+                headed: Self.commit(&late, user: "u-late", unread: 2, through: 5), partition: 0)
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            try await instance.waitUntil(
+                { instance.gateway.readinessChecks["restore"] == false }, timeout: .seconds(60))
+            #expect(instance.gateway.assignedPartitions == 0, "the restore runs")
+            try await Self.commitAsMember(bench, offset: 5)
+            try bench.broker.setRoundTripTime(.zero, broker: 1)
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == 1 }, timeout: .seconds(60))
+            // Restored as of 0 and started at 5, the partition would lack u-late's commit.
+            #expect(await Self.unread(instance, "u-late") == 2)
+            let notification = Events.notification("n-after", user: "u-late")
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: [(notification.key, notification.value)],
+                partition: 0)
+            try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") >= 1 }
+            #expect(instance.metric("focusgate_events_consumed_total") == 1, "started at 5, not at the restore's 0")
             try await instance.stop()
             await bench.shutdown()
         }

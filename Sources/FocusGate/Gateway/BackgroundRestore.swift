@@ -18,6 +18,8 @@ final class BackgroundRestore: @unchecked Sendable {
         var partition: Int32
         var committed: Int64?
         var generation: Int
+        /// How many times the partition was restored again because its offset moved meanwhile.
+        var attempt = 0
     }
 
     /// A job's outcome: the state and what was read, or the error that stops the worker.

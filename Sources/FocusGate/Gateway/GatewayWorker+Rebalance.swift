@@ -75,8 +75,55 @@ extension GatewayWorker {
 
     /// Takes the restores that finished: each partition's state goes in use, and the consumer
     /// starts fetching it at the offset the state is as of. A failed restore stops the worker.
+    ///
+    /// A partition whose group offset moved while it was restored (the previous owner's last
+    /// commit landing late) is restored again as of the new offset: started at the old one it
+    /// would repeat what was committed, and a state as of the old one lacks what that commit's
+    /// changelog records hold (they are skipped as uncommitted).
     func installRestored() throws(KafkaError) {
-        try self.install(self.background.takeFinished(), assign: true)
+        var finished = self.background.takeFinished()
+        let current = finished.compactMap { result -> KafkaTopicPartition? in
+            guard self.restoring[result.job.partition]?.generation == result.job.generation,
+                case .success = result.outcome, result.job.attempt < 3
+            else { return nil }
+            return KafkaTopicPartition(topic: self.configuration.topics.notifications, partition: result.job.partition)
+        }
+        guard !current.isEmpty else { return try self.install(finished, assign: true) }
+        let committed: [KafkaTopicPartition]
+        do {
+            committed = try self.consumer.committed(current, timeout: self.configuration.operationTimeout)
+        } catch {
+            self.logger.warning(
+                "the group's offsets could not be read again after a restore; starting at those restored at",
+                metadata: ["kafka.error": "\(error)"])
+            return try self.install(finished, assign: true)
+        }
+        var again: [BackgroundRestore.Job] = []
+        for offset in committed {
+            guard let index = finished.firstIndex(where: { $0.job.partition == offset.partition }) else { continue }
+            var job = finished[index].job
+            guard Self.restoredAt(offset.offset) != Self.restoredAt(job.committed) else { continue }
+            self.logger.info(
+                "the group's offset moved while the partition was restored; restoring it again",
+                metadata: [
+                    "kafka.partition": "\(job.partition)", "kafka.offset.restored": "\(job.committed ?? -1)",
+                    "kafka.offset.committed": "\(offset.offset ?? -1)",
+                ])
+            finished.remove(at: index)
+            self.nextRestoreGeneration += 1
+            job.committed = offset.offset
+            job.generation = self.nextRestoreGeneration
+            job.attempt += 1
+            self.restoring[job.partition] = job
+            again.append(job)
+        }
+        self.background.start(again)
+        try self.install(finished, assign: true)
+    }
+
+    /// A committed offset as a restore takes it: none and a negative one alike.
+    private static func restoredAt(_ offset: Int64?) -> Int64? {
+        offset.flatMap { $0 >= 0 ? $0 : nil }
     }
 
     private func install(_ finished: [BackgroundRestore.Finished], assign: Bool) throws(KafkaError) {
