@@ -143,7 +143,7 @@ extension GatewayWorker {
             DecimalText.append(Int64(job.partition), to: &sourcePrefix)
             sourcePrefix.append(UInt8(ascii: "/"))
             self.partitions[job.partition] = Partition(
-                state: restored.state, committed: job.committed.flatMap { $0 >= 0 ? $0 : nil } ?? KafkaOffset.beginning,
+                state: restored.state, committed: Self.restoredAt(job.committed) ?? KafkaOffset.beginning,
                 sourcePrefix: sourcePrefix)
             self.progress.assigned.add(1, ordering: .relaxed)
             self.metrics.assignedPartitions.increment()
