@@ -20,8 +20,14 @@ extension ServeProcess {
             "FOCUSGATE_LIMITS_MAXEVENTBYTES": "2048",
             "FOCUSGATE_KAFKA_PROPERTIES_SESSION_TIMEOUT_MS": "6000",
             "FOCUSGATE_KAFKA_PROPERTIES_HEARTBEAT_INTERVAL_MS": "500",
-            "FOCUSGATE_KAFKA_PROPERTIES_TOPIC_METADATA_REFRESH_INTERVAL_MS": "1000",
         ]
+        // Metadata refreshed every second only where a test moves partition leaders, as the
+        // in-process clients do.
+        for (property, value) in KafkaTestSupport.metadataRefresh(bench.cluster) {
+            environment[
+                "FOCUSGATE_KAFKA_PROPERTIES_" + property.uppercased().replacingOccurrences(of: ".", with: "_")] =
+                value
+        }
         // librdkafka's own debug contexts (e.g. `cgrp`), in the instance's log.
         if let contexts = ProcessInfo.processInfo.environment["FOCUSGATE_TEST_KAFKA_DEBUG"] {
             environment["FOCUSGATE_KAFKA_PROPERTIES_DEBUG"] = contexts
