@@ -384,6 +384,32 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test("under eager rebalancing, which cannot hold partitions back, the hook waits for the restore")
+        func eagerRebalancingWaits() async throws {
+            let bench = try await GatewayBench(partitions: 1)
+            // A restore of some seconds: the input's records would be fetched long before it ends.
+            var configuration = try Self.slowChangelog(bench, batches: 20, partition: 0)
+            var state = PartitionState()
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.state,
+                headed: Self.commit(&state, user: "u-eager", unread: 2, through: 0), partition: 0)
+            // In the input before the partition is assigned: taken only once the state is there.
+            // The restored dedupe window holds n-1: a duplicate; n-2 is new.
+            let records = [Events.notification("n-1", user: "u-eager"), Events.notification("n-2", user: "u-eager")]
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: records.map { ($0.key, $0.value) },
+                partition: 0)
+            configuration.kafkaProperties["partition.assignment.strategy"] = "range"
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            try await instance.waitUntil(
+                { instance.metric("focusgate_events_consumed_total") >= 2 }, timeout: .seconds(60))
+            #expect(instance.metric("focusgate_duplicates_total") == 1)
+            #expect(instance.gateway.readinessChecks["restore"] == true)
+            try bench.broker.setRoundTripTime(.zero, broker: 1)
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("100,000 users with history are restored: badges, unread and dedupe windows")
         func restoreAtScale() async throws {
             let partitions = 8
