@@ -39,6 +39,8 @@ final class BackgroundRestore: @unchecked Sendable {
     private let pendingResults = Atomic(0)
     private let ended = DispatchSemaphore(value: 0)
     private let makeState: @Sendable () -> PartitionState
+    /// Used on the restore thread alone.
+    private let restorer: StateRestorer
 
     /// Starts the thread; `restorer` is used on it alone from now on. `wake` interrupts the
     /// worker's wait for records when a result is ready.
@@ -47,10 +49,10 @@ final class BackgroundRestore: @unchecked Sendable {
         wake: @escaping @Sendable () -> Void
     ) {
         self.makeState = makeState
-        let restorer = UncheckedTransfer(restorer)
+        self.restorer = restorer
         let thread = Thread { [self] in
-            self.serve(restorer.value, wake: wake)
-            restorer.value.close()
+            self.serve(wake: wake)
+            self.restorer.close()
             self.ended.signal()
         }
         thread.name = name
@@ -126,13 +128,13 @@ final class BackgroundRestore: @unchecked Sendable {
         if first { self.ended.wait() }
     }
 
-    private func serve(_ restorer: StateRestorer, wake: @Sendable () -> Void) {
+    private func serve(wake: @Sendable () -> Void) {
         while let job = self.nextJob() {
             let started = ContinuousClock.now
             var state = self.makeState()
             let outcome: Result<(state: PartitionState, records: Int, uncommitted: Int), KafkaError>?
             do {
-                let restored = try restorer.restore(
+                let restored = try self.restorer.restore(
                     partition: job.partition, committed: job.committed, into: &state,
                     cancelled: { self.isCancelled(job.generation) })
                 outcome = restored.map { .success((state, $0.records, $0.uncommitted)) }
@@ -166,10 +168,4 @@ final class BackgroundRestore: @unchecked Sendable {
     private func isCancelled(_ generation: Int) -> Bool {
         self.locked { self.stopping || self.cancelled.contains(generation) }
     }
-}
-
-/// A value handed from one thread to another that never uses it again.
-private struct UncheckedTransfer<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
