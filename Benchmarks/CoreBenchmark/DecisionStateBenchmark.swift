@@ -81,8 +81,9 @@ import Foundation
                 nowMilliseconds: sentAt, sentAtMilliseconds: sentAt, sourceOffset: Int64(position))
             if decision.reason == .rateLimited { rateLimited += 1 }
             if position % 2048 == 0 {
-                // As the gateway writes them: each record with the commit's as-of offset.
-                state.writeChanges(asOf: Int64(position) + 1) { key, value in
+                // As the gateway writes them: each record with the commit's as-of offset and the
+                // commit's time as its timestamp.
+                state.writeChanges(asOf: Int64(position) + 1, writtenAt: sentAt) { key, value in
                     changelogBytes += key.count + (value?.count ?? 0)
                 }
                 state.commit()

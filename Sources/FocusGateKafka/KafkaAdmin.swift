@@ -64,13 +64,14 @@ public final class KafkaAdmin {
         }
     }
 
-    /// The value of setting `name` (e.g. `cleanup.policy`) of each of `topics`, as the cluster
-    /// reports it (DescribeConfigs); a topic the cluster does not report is left out.
+    /// The values of the settings `names` (e.g. `cleanup.policy`) of each of `topics`, as the
+    /// cluster reports them (DescribeConfigs), by topic and setting; a topic or setting the
+    /// cluster does not report is left out.
     ///
     /// - Throws: ``KafkaError`` for the request (the embedded broker does not implement
     ///   DescribeConfigs: `_UNSUPPORTED_FEATURE` or a timeout), or the first topic refused.
-    public func topicSetting(_ name: String, of topics: [String], timeout: Duration) throws(KafkaError)
-        -> [String: String]
+    public func topicSettings(_ names: Set<String>, of topics: [String], timeout: Duration) throws(KafkaError)
+        -> [String: [String: String]]
     {
         guard !topics.isEmpty else { return [:] }
         let rk = self.client.pointer
@@ -86,7 +87,7 @@ public final class KafkaAdmin {
         guard let result = rd_kafka_event_DescribeConfigs_result(event) else { return [:] }
         var count = 0
         guard let described = rd_kafka_DescribeConfigs_result_resources(result, &count) else { return [:] }
-        var values: [String: String] = [:]
+        var values: [String: [String: String]] = [:]
         for index in 0..<count {
             let resource = described[index]
             let topic = String(cString: rd_kafka_ConfigResource_name(resource))
@@ -95,8 +96,9 @@ public final class KafkaAdmin {
             guard let entries = rd_kafka_ConfigResource_configs(resource, &entryCount) else { continue }
             for entryIndex in 0..<entryCount {
                 let entry = entries[entryIndex]
-                guard String(cString: rd_kafka_ConfigEntry_name(entry)) == name else { continue }
-                values[topic] = rd_kafka_ConfigEntry_value(entry).map { String(cString: $0) } ?? ""
+                let name = String(cString: rd_kafka_ConfigEntry_name(entry))
+                guard names.contains(name) else { continue }
+                values[topic, default: [:]][name] = rd_kafka_ConfigEntry_value(entry).map { String(cString: $0) } ?? ""
             }
         }
         return values

@@ -219,6 +219,60 @@ struct HistoryTests {
         #expect(throws: StateFormatError.self) { try headerless.restore(key: entry.0, value: entry.1) }
     }
 
+    @Test(
+        "decided-at is written as its distance below the record's timestamp: 2 bytes instead of 6, restored exactly, and unreadable without the timestamp"
+    )
+    func decidedAtByDistance() throws {
+        let decidedAt: Int64 = 1_800_000_000_000
+        func decideAll(_ state: inout PartitionState) throws {
+            let work = try Self.work(version: 7)
+            for index in 0..<3 {
+                _ = state.decide(
+                    Self.event("n-\(index)"), lookup: .available(work), defaultRateLimits: .none,
+                    repeatedWindowMilliseconds: 0, nowMilliseconds: decidedAt + Int64(index),
+                    sentAtMilliseconds: decidedAt + Int64(index), sourceOffset: 100 + Int64(index))
+            }
+        }
+        /// The entry records `state` writes, with the record timestamp `writtenAt`.
+        func entries(_ state: inout PartitionState, writtenAt: Int64?) -> [([UInt8], [UInt8]?)] {
+            var log: [([UInt8], [UInt8]?)] = []
+            state.writeChanges(asOf: 110, writtenAt: writtenAt) { key, value in log.append((key, value)) }
+            state.commit()
+            return log
+        }
+        var state = PartitionState()
+        try decideAll(&state)
+        let before = state.history(userID: "u", query: HistoryQuery(limit: 10))
+        let writtenAt = decidedAt + 1_000
+        let log = entries(&state, writtenAt: writtenAt)
+        var full = PartitionState()
+        try decideAll(&full)
+        let fullLog = entries(&full, writtenAt: nil)
+        // Three entries, 998–1,000 ms below the timestamp: 2 bytes each where the time takes 6.
+        let bytes = { (log: [([UInt8], [UInt8]?)]) in log.reduce(0) { $0 + ($1.1?.count ?? 0) } }
+        #expect(bytes(log) == bytes(fullLog) - 12)
+
+        var restored = PartitionState()
+        for (key, value) in log { try restored.restore(key: key, value: value, asOf: 110, writtenAt: writtenAt) }
+        restored.finishRestore()
+        #expect(restored.history(userID: "u", query: HistoryQuery(limit: 10)) == before)
+        let newest = restored.history(userID: "u", query: HistoryQuery(limit: 1)).items.first
+        #expect(newest?.decidedAtMilliseconds == decidedAt + 2)
+        // Without the record's timestamp the distance means nothing: the record is refused.
+        var untimed = PartitionState()
+        let entry = try #require(log.first { $0.0[1] == UInt8(ascii: "I") })
+        #expect(throws: StateFormatError.self) { try untimed.restore(key: entry.0, value: entry.1, asOf: 110) }
+        // A timestamp behind decided-at (a clock set back) leaves decided-at in full.
+        var behind = PartitionState()
+        try decideAll(&behind)
+        let behindLog = entries(&behind, writtenAt: decidedAt - 1)
+        #expect(bytes(behindLog) == bytes(fullLog))
+        var restoredBehind = PartitionState()
+        for (key, value) in behindLog { try restoredBehind.restore(key: key, value: value, asOf: 110) }
+        restoredBehind.finishRestore()
+        #expect(restoredBehind.history(userID: "u", query: HistoryQuery(limit: 10)) == before)
+    }
+
     @Test("an entry written before ids and decisions were kept restores with them absent, and goes under its own key")
     func olderRecords() throws {
         // The form keyed by the id's hash: unread, app 1, arrival 0, decided at 1000, criteria "x".

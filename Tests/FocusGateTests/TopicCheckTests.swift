@@ -25,6 +25,18 @@ struct TopicCheckTests {
             self.topics, policies: compacted.merging([self.topics.delivered: "delete"]) { $1 })
     }
 
+    @Test("focusgate.state must keep the writer's timestamps (CreateTime); not reported, not judged")
+    func stateTimestamps() throws {
+        try TopicCheck.checkStateTimestamps(self.topics, type: "CreateTime")
+        try TopicCheck.checkStateTimestamps(self.topics, type: nil)
+        #expect {
+            try TopicCheck.checkStateTimestamps(self.topics, type: "LogAppendTime")
+        } throws: { error in
+            (error as? ServerConfiguration.Error)?.key == "topics.state"
+                && "\(error)".contains("focusgate.state has message.timestamp.type=LogAppendTime")
+        }
+    }
+
     @Test("focusgate.state must have as many partitions as notifications")
     func partitions() throws {
         try TopicCheck.checkPartitions(self.topics, counts: [self.topics.notifications: 12, self.topics.state: 12])

@@ -1,3 +1,4 @@
+import FocusGate
 import FocusGateCore
 import FocusGateHarness
 import FocusGateKafka
@@ -68,6 +69,44 @@ extension EmbeddedBrokerTests {
                 each[id] = Said(api: item)
             }
             return (list, each, items.map { $0["notificationId"] as? String ?? "?" })
+        }
+
+        /// When the instance says `user`'s newest notification was decided, once it holds the user.
+        static func decidedAt(_ instance: InProcessGateway, user: String) async -> Int64? {
+            guard
+                case .held(let page) = await instance.gateway.directory.history(
+                    userID: user, query: HistoryQuery(limit: 1))
+            else { return nil }
+            return page.items.first?.decidedAtMilliseconds
+        }
+
+        @Test(
+            "each state record's timestamp is the commit's time by the gateway's clock, and decided-at comes back from it exactly"
+        )
+        func decidedAtRestored() async throws {
+            let bench = try await GatewayBench(partitions: 1)
+            // A day behind the machine's clock: a record stamped by the producer would be a day off.
+            let clock = ManualWallClock(startingAt: SystemWallClock().nowMilliseconds() - 86_400_000)
+            var configuration = bench.configuration()
+            configuration.clock = clock
+            let first = try await InProcessGateway(bench, configuration: configuration)
+            try await first.waitUntil { first.gateway.assignedPartitions == bench.partitions }
+            let notification = Events.notification("n-1", user: "u-1")
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: [(notification.key, notification.value)])
+            try await first.waitUntil(
+                { ((try? bench.committedOffsets()) ?? [:]).values.reduce(0, +) == 1 }, what: "the input committed")
+            #expect(await Self.decidedAt(first, user: "u-1") == clock.nowMilliseconds())
+            try await first.stop()
+            let state = try bench.readAll(bench.topics.state)
+            #expect(state.count >= 2 && state.allSatisfy { $0.timestamp == clock.nowMilliseconds() }, "\(state)")
+
+            clock.advance(by: .seconds(3_600))
+            let second = try await InProcessGateway(bench, configuration: configuration)
+            try await second.waitUntil { second.gateway.assignedPartitions == bench.partitions }
+            #expect(await Self.decidedAt(second, user: "u-1") == clock.nowMilliseconds() - 3_600_000)
+            try await second.stop()
+            await bench.shutdown()
         }
 
         @Test(

@@ -93,10 +93,10 @@ struct ChangelogStream {
     }
 
     /// Takes the record at `offset` (a marker when ``PartitionState/commitMarkerOffset(key:value:)``
-    /// says so), in log order.
+    /// says so), in log order; `writtenAt`: its Kafka timestamp.
     mutating func take(
         offset: Int64, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64?,
-        to state: inout PartitionState
+        writtenAt: Int64? = nil, to state: inout PartitionState
     ) {
         if let marker = PartitionState.commitMarkerOffset(key: key, value: value) {
             if self.legacy.count > 0 { self.legacy.close(through: marker, committed: self.committed, to: &state) }
@@ -113,7 +113,7 @@ struct ChangelogStream {
         }
         self.appliedThrough = asOf
         do {
-            try state.restore(key: key, value: value, asOf: asOf)
+            try state.restore(key: key, value: value, asOf: asOf, writtenAt: writtenAt)
             self.applied += 1
         } catch {
             self.unreadable += 1

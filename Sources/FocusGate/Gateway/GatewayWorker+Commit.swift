@@ -68,16 +68,21 @@ extension GatewayWorker {
             self.stateHeaders.removeAll()
             self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
             let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            try progress.state.writeChanges(asOf: through) { (key, value) throws(KafkaError) in
+            // Each record's timestamp is the commit's time, by the gateway's clock: an entry's
+            // decided-at is written as its distance below it.
+            let writtenAt = self.configuration.clock.nowMilliseconds()
+            try progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { (key, value) throws(KafkaError) in
                 try self.outputs.producer.produce(
-                    topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders)
+                    topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders,
+                    timestamp: writtenAt)
                 stateRecords += 1
                 stateBytes += key.count + (value?.count ?? 0) + headerBytes
             }
             // Closes the partition's changes: a restore applies them only when the input offsets
             // of this transaction committed (see StateRestorer).
             try self.outputs.producer.produce(
-                topic: self.outputs.state, partition: partition, key: PartitionState.commitMarkerKey, value: marker)
+                topic: self.outputs.state, partition: partition, key: PartitionState.commitMarkerKey, value: marker,
+                timestamp: writtenAt)
             stateRecords += 1
             stateBytes += PartitionState.commitMarkerKey.count + marker.count
         }

@@ -105,7 +105,9 @@ final class StateRestorer {
                 return false
             }
             let asOf = record.header(PartitionState.asOfHeader).flatMap { $0.flatMap(PartitionState.asOfOffset) }
-            stream.take(offset: record.offset, key: key, value: record.value, asOf: asOf, to: &state)
+            stream.take(
+                offset: record.offset, key: key, value: record.value, asOf: asOf, writtenAt: record.timestamp,
+                to: &state)
             return true
         }
         guard complete else { return nil }

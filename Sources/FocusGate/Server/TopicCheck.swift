@@ -3,9 +3,9 @@ import Logging
 
 /// The start's check of the contract's topics (docs/contract.md, "Creating the topics"): every
 /// topic exists, `focusgate.state` has as many partitions as `notifications` (a user's state goes
-/// to the partition index of the user's notifications), and the compacted topics are compacted
-/// (where the cluster answers DescribeConfigs: not the embedded broker, which is not asked). A definite answer that something is
-/// wrong stops the start with the key named (exit status 2); a cluster that does not answer is
+/// to the partition index of the user's notifications), the compacted topics are compacted and
+/// `focusgate.state` keeps the writer's timestamps (where the cluster answers DescribeConfigs:
+/// not the embedded broker, which is not asked). A definite answer that something is wrong stops the start with the key named (exit status 2); a cluster that does not answer is
 /// not held against the start (readiness reports it), and the check is skipped with a warning.
 enum TopicCheck {
     /// Checks `topics` on the cluster at `bootstrapServers`: asks up to `attempts` times, each
@@ -56,17 +56,34 @@ enum TopicCheck {
         let compacted = topics.usages.filter(\.isCompacted).map(\.name)
         var adminProperties = properties
         adminProperties["bootstrap.servers"] = bootstrapServers
-        let policies: [String: String]
+        let settings: [String: [String: String]]
         do {
             let admin = try KafkaAdmin(properties: adminProperties, logger: logger)
-            policies = try admin.topicSetting("cleanup.policy", of: compacted, timeout: timeout)
+            settings = try admin.topicSettings(
+                [Self.cleanupPolicy, Self.timestampType], of: compacted, timeout: timeout)
         } catch {
             logger.notice(
-                "cleanup.policy of the compacted topics not checked: the cluster does not describe topic settings",
+                "the settings of the compacted topics not checked: the cluster does not describe topic settings",
                 metadata: ["kafka.error": "\(error)"])
             return
         }
-        try Self.checkCompaction(topics, policies: policies)
+        try Self.checkCompaction(topics, policies: settings.compactMapValues { $0[Self.cleanupPolicy] })
+        try Self.checkStateTimestamps(topics, type: settings[topics.state]?[Self.timestampType])
+    }
+
+    static let cleanupPolicy = "cleanup.policy"
+    static let timestampType = "message.timestamp.type"
+
+    /// `focusgate.state` keeps the timestamps FocusGate writes (`CreateTime`, Kafka's default):
+    /// an entry's decided-at is written as its distance below its record's timestamp, which a
+    /// broker's `LogAppendTime` would replace. `type` `nil`: not reported, not judged.
+    static func checkStateTimestamps(_ topics: TopicNames, type: String?) throws {
+        guard let type, type != "CreateTime" else { return }
+        throw ServerConfiguration.Error(
+            key: "topics.state",
+            message:
+                "topic \(topics.state) has message.timestamp.type=\(type); it must be CreateTime (the default): a state record's timestamp is part of it (an entry's decided-at is written relative to it)"
+        )
     }
 
     /// `focusgate.state` has as many partitions as `notifications`.

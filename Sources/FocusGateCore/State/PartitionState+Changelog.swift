@@ -27,7 +27,7 @@ public struct StateFormatError: Error, Sendable, Hashable, CustomStringConvertib
 ///
 /// | kind | key | value (tombstone: the key is gone) |
 /// |---|---|---|
-/// | entry | `00 'I'` id length, id, user (`00 'E'` id-hash (8, LE) user: written before ids were kept) | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge, 32: and what they were counted under, 64: the decision follows: reason (+ 64: a Focus code, + 32: an offset's distance), context version + 1, Focus, source offset + 1 or its distance below the `as-of`; 128: no relevance byte), app ordinal, arrival, decided-at, relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus; `E` keys only) or `0`; not extended: the sender only when the notification named one |
+/// | entry | `00 'I'` id length, id, user (`00 'E'` id-hash (8, LE) user: written before ids were kept) | flags (1: unread, 2: silenced, 4: summarised, 8: extended, 16: the app's counts follow: sequence, badge, 32: and what they were counted under, 64: the decision follows: reason (+ 64: a Focus code, + 32: an offset's distance, + 16: decided-at's distance), context version + 1, Focus, source offset + 1 or its distance below the `as-of`; 128: no relevance byte), app ordinal, arrival, decided-at (milliseconds since 1970, or with + 16 their distance below the record's timestamp), relevance byte, criteria (length + 1, `0`: none) and bytes; then, extended: sender, thread (each length + 1, `0`: none), `1` and the summary item (id, source offset + 1, Focus; `E` keys only) or `0`; not extended: the sender only when the notification named one |
 /// | app name | `00 'N'` ordinal user | the app id |
 /// | app counts | `00 'A'` ordinal user | sequence, badge; only when the app's newest unread entry is not written with them |
 /// | user's counts | `00 'U'` user | per app that published: ordinal, sequence, badge; instead of `A` records when several apps need one |
@@ -88,11 +88,15 @@ extension PartitionState {
     /// times is written once, as it is now); `nil` value: a tombstone. The buffers passed are
     /// reused from call to call.
     ///
-    /// - Parameter asOf: the input offset the commit is as of, which each record's `as-of` header
-    ///   will carry (``asOfHeader``): an entry's input offset is then written as its distance
-    ///   from it where that is shorter. `nil`: records without the header.
+    /// - Parameters:
+    ///   - asOf: the input offset the commit is as of, which each record's `as-of` header will
+    ///     carry (``asOfHeader``): an entry's input offset is then written as its distance from it
+    ///     where that is shorter. `nil`: records without the header.
+    ///   - writtenAt: the timestamp (milliseconds since 1970) each record will carry as its Kafka
+    ///     timestamp: an entry's decided-at is then written as its distance below it where that
+    ///     is shorter. `nil`: decided-at in full.
     public mutating func writeChanges<E: Error>(
-        asOf: Int64? = nil, _ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void
+        asOf: Int64? = nil, writtenAt: Int64? = nil, _ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void
     ) throws(E) {
         var key: [UInt8] = []
         var value: [UInt8] = []
@@ -127,7 +131,9 @@ extension PartitionState {
                 let carriesCounts = self.carriesCounts(entry, at: index)
                 if carriesCounts { self.apps[Int(entry.app)].flags &= ~AppSlot.dirtyCounts }
                 let decision = self.decisions[Int(index)]
-                self.encode(entry, decision: decision, carryingCounts: carriesCounts, asOf: asOf, to: &value)
+                self.encode(
+                    entry, decision: decision, carryingCounts: carriesCounts, asOf: asOf, writtenAt: writtenAt,
+                    to: &value)
                 try write(key, value)
             case .senders(let user):
                 let ring = self.users[Int(user)].senderRing
@@ -301,7 +307,8 @@ extension PartitionState {
     }
 
     private func encode(
-        _ entry: StateEntry, decision: DecisionRecord, carryingCounts: Bool, asOf: Int64?, to value: inout [UInt8]
+        _ entry: StateEntry, decision: DecisionRecord, carryingCounts: Bool, asOf: Int64?, writtenAt: Int64?,
+        to value: inout [UInt8]
     ) {
         let attributes = self.attributes[entry.attributes]
         // A record keyed by the id's hash names a silenced notification's id in its summary item;
@@ -328,11 +335,22 @@ extension PartitionState {
             Self.writeVarint(UInt64(app.badge), to: &value)
             if let countedUnder { Self.writeCountedContext(countedUnder, to: &value) }
         }
+        // Decided-at: in full, or (a decided entry, flag 16 of the decision byte) as its distance
+        // below the record's timestamp, 1–3 bytes instead of 6 for a time of this century.
+        var decidedAt = UInt64(bitPattern: entry.decidedAt)
+        var decidedAtByDistance = false
+        if decided, let writtenAt, entry.decidedAt >= 0, entry.decidedAt <= writtenAt,
+            UInt64(writtenAt - entry.decidedAt) < decidedAt
+        {
+            decidedAt = UInt64(writtenAt - entry.decidedAt)
+            decidedAtByDistance = true
+        }
         if decided {
             // How it was decided: the reason (+ 128: a summary may list it; + 64: the Focus is
             // one the system offers, written as its code; + 32: the input's offset is written as
-            // its distance from the record's `as-of`), the context version + 1 (`0`: none), the
-            // Focus on, the input's offset + 1 (`0`: not known) or its distance.
+            // its distance from the record's `as-of`; + 16: decided-at as its distance below the
+            // record's timestamp), the context version + 1 (`0`: none), the Focus on, the input's
+            // offset + 1 (`0`: not known) or its distance.
             let focusCode = self.wellKnownFocusCode(decision.focus)
             var offset = UInt64(bitPattern: decision.sourceOffset &+ 1)
             var byDistance = false
@@ -344,7 +362,7 @@ extension PartitionState {
             }
             value.append(
                 decision.reason | (decision.summarizable ? 0x80 : 0) | (focusCode != 0 ? 0x40 : 0)
-                    | (byDistance ? 0x20 : 0))
+                    | (byDistance ? 0x20 : 0) | (decidedAtByDistance ? 0x10 : 0))
             Self.writeVarint(decision.contextVersion < 0 ? 0 : UInt64(decision.contextVersion) + 1, to: &value)
             if focusCode != 0 {
                 value.append(focusCode)
@@ -358,7 +376,7 @@ extension PartitionState {
             Self.writeVarint(entry.app == StateIndex.none ? 0 : UInt64(self.apps[Int(entry.app)].ordinal), to: &value)
         }
         Self.writeVarint(UInt64(entry.arrival), to: &value)
-        Self.writeVarint(UInt64(bitPattern: entry.decidedAt), to: &value)
+        Self.writeVarint(decidedAt, to: &value)
         if entry.relevance != 0 { value.append(entry.relevance) }  // flag 128: none
         Self.writeOptionalString(attributes.criteria, to: &value)
         if extended {

@@ -7,22 +7,28 @@ extension PartitionState {
     /// - Throws: ``StateFormatError``: `legacy-state-format` for a record of the first state form,
     ///   `malformed-state` for bytes this version cannot read; the record is not applied then.
     ///
-    /// `asOf`: the offset of the record's `as-of` header (``asOfHeader``), `nil` without one.
-    public mutating func restore(key: [UInt8], value: [UInt8]?, asOf: Int64? = nil) throws(StateFormatError) {
+    /// `asOf`: the offset of the record's `as-of` header (``asOfHeader``), `nil` without one;
+    /// `writtenAt`: the record's Kafka timestamp (milliseconds since 1970), `nil` without one.
+    public mutating func restore(key: [UInt8], value: [UInt8]?, asOf: Int64? = nil, writtenAt: Int64? = nil)
+        throws(StateFormatError)
+    {
         try key.withUnsafeBufferPointer { (key) throws(StateFormatError) in
             guard let value else {
-                return try self.restore(key: UnsafeRawBufferPointer(key), value: nil, asOf: asOf)
+                return try self.restore(key: UnsafeRawBufferPointer(key), value: nil, asOf: asOf, writtenAt: writtenAt)
             }
             try value.withUnsafeBufferPointer { (value) throws(StateFormatError) in
-                try self.restore(key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value), asOf: asOf)
+                try self.restore(
+                    key: UnsafeRawBufferPointer(key), value: UnsafeRawBufferPointer(value), asOf: asOf,
+                    writtenAt: writtenAt)
             }
         }
     }
 
-    /// ``restore(key:value:asOf:)`` from bytes it does not keep (a restore reads them where they lie).
-    public mutating func restore(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64? = nil)
-        throws(StateFormatError)
-    {
+    /// ``restore(key:value:asOf:writtenAt:)`` from bytes it does not keep (a restore reads them
+    /// where they lie).
+    public mutating func restore(
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?, asOf: Int64? = nil, writtenAt: Int64? = nil
+    ) throws(StateFormatError) {
         guard key.count >= 2, key[0] == 0 else {
             throw StateFormatError(
                 code: .legacyFormat, message: "a whole-user state record of the first state form (key = user id)")
@@ -34,7 +40,8 @@ extension PartitionState {
             var idHash: UInt64 = 0
             for shift in 0..<8 { idHash |= UInt64(key[2 + shift]) << UInt64(shift * 8) }
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[10...]))
-            try self.restoreEntry(user: user, idHash: idHash, id: nil, value: value, asOf: asOf)
+            try self.restoreEntry(
+                user: user, idHash: idHash, id: nil, value: value, asOf: asOf, writtenAt: writtenAt)
         case Self.idEntryKind:
             let length = try reader.varint()
             guard length > 0, length <= UInt64(key.count - reader.index) else {
@@ -44,7 +51,7 @@ extension PartitionState {
             let user = self.restoredUser(UnsafeRawBufferPointer(rebasing: key[(reader.index + Int(length))...]))
             try self.restoreEntry(
                 user: user, idHash: StableHash.fnv1a(idBytes, basis: Self.idHashBasis), id: idBytes, value: value,
-                asOf: asOf)
+                asOf: asOf, writtenAt: writtenAt)
         case Self.nameKind, Self.countsKind:
             let ordinal = try reader.varint()
             guard ordinal > 0, ordinal < UInt64(UInt32.max) else {
@@ -94,7 +101,8 @@ extension PartitionState {
 
     /// `id`: the notification id the key holds; `nil` for a key with the id's hash alone.
     private mutating func restoreEntry(
-        user: UInt32, idHash: UInt64, id: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, asOf: Int64?
+        user: UInt32, idHash: UInt64, id: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer?, asOf: Int64?,
+        writtenAt: Int64?
     ) throws(StateFormatError) {
         let existing = self.findEntry(user: user, idHash: idHash)
         guard let value else {
@@ -115,9 +123,11 @@ extension PartitionState {
         let countedUnder = flags & 32 != 0 ? try reader.countedContext(focus: try reader.byte()) : nil
         // Flag 64: how it was decided (records written before that was kept leave it unknown).
         var decision = DecisionRecord.unknown
+        var decidedAtByDistance = false
         if flags & 64 != 0 {
             let byte = try reader.byte()
-            let reason = byte & 0x1F
+            let reason = byte & 0x0F
+            decidedAtByDistance = byte & 0x10 != 0
             decision.summarizable = byte & 0x80 != 0
             let version = try reader.varint()
             guard Int(reason) <= Decision.Reason.all.count, version <= UInt64(Int64.max) else {
@@ -149,7 +159,14 @@ extension PartitionState {
         let ordinal = try reader.varint()
         if flags & 64 != 0, ordinal < UInt64(UInt32.max) { decision.appOrdinal = UInt32(ordinal) }
         let arrival = try reader.varint()
-        let decidedAt = Int64(bitPattern: try reader.varint())
+        var decidedAt = Int64(bitPattern: try reader.varint())
+        if decidedAtByDistance {
+            // Decided-at as its distance below the record's timestamp.
+            guard let writtenAt, decidedAt >= 0, decidedAt <= writtenAt else {
+                throw StateFormatError(code: .malformed, message: "entry's decided-at without the record's timestamp")
+            }
+            decidedAt = writtenAt - decidedAt
+        }
         let relevance = flags & 128 != 0 ? 0 : try reader.byte()
         var attributes = EntryAttributes(criteria: try reader.optionalString(), sender: nil)
         var item: SilencedItem?
