@@ -146,6 +146,8 @@ struct DecisionStateModelTests {
                 state.rollback()
                 model = committed
             }
+            try #require(state.table.count == state.entryCount, "step \(step): the entry table's count")
+            try #require(state.table.violations(keys: state.entries).isEmpty, "step \(step): the entry table")
         }
         #expect(
             reasons.isSuperset(of: ["rate-limited", "repeated-sender", "person-allowed", "app-silenced", "duplicate"]),

@@ -216,6 +216,10 @@ struct PartitionStateModelTests {
             for user in Self.users {
                 try #require(state.badges(userID: user) == model.badges(user: user), "step \(step): \(user)")
             }
+            // The entry table holds every remembered notification, reachable from its home.
+            try #require(state.table.count == state.entryCount, "step \(step): the entry table's count")
+            let violations = state.table.violations(keys: state.entries)
+            try #require(violations.isEmpty, "step \(step): \(violations)")
         }
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()

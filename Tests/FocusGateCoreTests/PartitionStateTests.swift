@@ -355,22 +355,6 @@ struct PartitionStateTests {
         #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 1, unread: 2, sequence: 1)])
     }
 
-    @Test("ids chosen to share a slot of the unseeded entry table are spread in a state's own")
-    func seededEntryTable() {
-        // 50 ids whose unseeded slots in a table of 1,024 are one and the same.
-        var ids: [String] = []
-        var candidate = 0
-        while ids.count < 50 {
-            let id = "x-\(candidate)"
-            if PartitionState.home(user: 0, idHash: PartitionState.idHash(id), seed: 0) & 1023 == 0 { ids.append(id) }
-            candidate += 1
-        }
-        let state = PartitionState()
-        let slots = Set(ids.map { state.home(user: 0, idHash: PartitionState.idHash($0)) & 1023 })
-        #expect(slots.count > 25, "\(slots.count) slots for 50 ids")
-        #expect(PartitionState().tableSeed != state.tableSeed, "each state has a seed of its own")
-    }
-
     @Test("unread dropped by a restore under a smaller cap still have their later changes written")
     func restoreUnderSmallerCap() throws {
         var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 3)

@@ -293,16 +293,9 @@ extension PartitionState {
 
     // MARK: - Entries and the entry table
 
+    @inline(__always)
     func findEntry(user: UInt32, idHash: UInt64) -> UInt32? {
-        let mask = self.slots.count - 1
-        var slot = self.home(user: user, idHash: idHash) & mask
-        while true {
-            let stored = self.slots[slot]
-            if stored == 0 { return nil }
-            let entry = self.entries[Int(stored - 1)]
-            if entry.idHash == idHash && entry.user == user { return stored - 1 }
-            slot = (slot + 1) & mask
-        }
+        self.table.find(user: user, idHash: idHash, in: self.entries)
     }
 
     /// Stores a new entry (reusing a free one) and indexes it.
@@ -341,73 +334,15 @@ extension PartitionState {
         self.liveEntries -= 1
     }
 
-    /// Adds an alive entry to the table (its key is not there yet), growing the table at half full.
+    /// Adds an alive entry to the table (its key is not there yet).
     mutating func insertSlot(_ entry: UInt32) {
-        if (self.slotCount + 1) * 2 > self.slots.count { self.growTable() }
-        let stored = self.entries[Int(entry)]
-        let mask = self.slots.count - 1
-        var slot = self.home(user: stored.user, idHash: stored.idHash) & mask
-        while self.slots[slot] != 0 { slot = (slot + 1) & mask }
-        self.slots[slot] = entry + 1
-        self.slotCount += 1
+        self.table.insert(entry, in: self.entries)
     }
 
-    /// Removes an alive entry's key from the table (backward-shift deletion: no tombstones).
+    /// Removes an alive entry's key from the table.
     mutating func unindex(_ entry: UInt32) {
-        let stored = self.entries[Int(entry)]
-        guard stored.has(StateEntry.alive) else { return }
-        let mask = self.slots.count - 1
-        var hole = self.home(user: stored.user, idHash: stored.idHash) & mask
-        while self.slots[hole] != entry + 1 {
-            if self.slots[hole] == 0 { return }
-            hole = (hole + 1) & mask
-        }
-        var probe = hole
-        while true {
-            probe = (probe + 1) & mask
-            let moving = self.slots[probe]
-            if moving == 0 { break }
-            let key = self.entries[Int(moving - 1)]
-            let home = self.home(user: key.user, idHash: key.idHash) & mask
-            // The entry at `probe` may move back into the hole unless its home lies in (hole, probe].
-            let stays = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
-            if !stays {
-                self.slots[hole] = moving
-                hole = probe
-            }
-        }
-        self.slots[hole] = 0
-        self.slotCount -= 1
-    }
-
-    private mutating func growTable() {
-        let old = self.slots
-        self.slots = Array(repeating: 0, count: old.count * 2)
-        self.slotCount = 0
-        let mask = self.slots.count - 1
-        for stored in old where stored != 0 {
-            let key = self.entries[Int(stored - 1)]
-            var slot = self.home(user: key.user, idHash: key.idHash) & mask
-            while self.slots[slot] != 0 { slot = (slot + 1) & mask }
-            self.slots[slot] = stored
-            self.slotCount += 1
-        }
-    }
-
-    /// The entry table's home slot of (user, id hash), before masking: mixed with the state's
-    /// ``tableSeed``, so that ids chosen to share a slot cannot be computed in advance.
-    @inline(__always)
-    func home(user: UInt32, idHash: UInt64) -> Int {
-        Self.home(user: user, idHash: idHash, seed: self.tableSeed)
-    }
-
-    @inline(__always)
-    static func home(user: UInt32, idHash: UInt64, seed: UInt64) -> Int {
-        var mixed = idHash ^ seed ^ (UInt64(user) &* 0x9E37_79B9_7F4A_7C15)
-        mixed ^= mixed >> 33
-        mixed &*= 0xFF51_AFD7_ED55_8CCD
-        mixed ^= mixed >> 33
-        return Int(truncatingIfNeeded: mixed)
+        guard self.entries[Int(entry)].has(StateEntry.alive) else { return }
+        self.table.remove(entry, in: self.entries)
     }
 
     // MARK: - Change marks and before-images

@@ -111,9 +111,12 @@ extension PartitionState {
         }
         self.users.removeSubrange(self.committed.users...)
         self.userIDByNumber.removeSubrange(self.committed.users...)
+        // By each entry as it is again: an entry freed and reused since the commit has several
+        // before-images, of different keys, and only the oldest is what it is now.
         for record in self.undo {
-            guard case .entry(let index, let entry) = record, entry.has(StateEntry.alive),
-                self.findEntry(user: entry.user, idHash: entry.idHash) == nil
+            guard case .entry(let index, _) = record else { continue }
+            let entry = self.entries[Int(index)]
+            guard entry.has(StateEntry.alive), self.findEntry(user: entry.user, idHash: entry.idHash) == nil
             else { continue }
             self.insertSlot(index)
         }

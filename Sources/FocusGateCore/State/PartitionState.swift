@@ -60,13 +60,9 @@ public struct PartitionState {
     /// The Focus number ``focusNumber(_:)`` gave last.
     var lastFocus: UInt16 = 0
     var transitionQueue = TransitionQueue()
-    /// The entry table: entry index + 1 per slot, `0` for empty; a power of two long.
-    var slots: [UInt32] = Array(repeating: 0, count: 64)
-    /// Mixed into the entry table's slots (``home(user:idHash:)``), random per state: the ids'
-    /// hashes are FNV-1a of producer-chosen ids, and without it ids chosen to share a slot make
-    /// every lookup of their user walk them all. The hashes written to the changelog are not seeded.
-    let tableSeed = UInt64.random(in: .min ... .max)
-    var slotCount = 0
+    /// Where each entry is, by (user, id hash), under a seed of this state's own (the hashes
+    /// written to the changelog are not seeded).
+    var table = EntryTable()
     var freeEntry = StateIndex.none
     var freeApp = StateIndex.none
     /// User numbers, sender rings and rate windows the retention freed (``PartitionState/commit()``).
