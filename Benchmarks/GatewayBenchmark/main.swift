@@ -248,14 +248,31 @@ struct GatewayRun {
     var changelogBytesPerRecord: Double
 }
 
-/// Runs `focusgate serve` over the preloaded input: it restores the users' history, the first
-/// `warmup` records put every user's context in its cache (steady state); measured over the rest.
+/// Runs `focusgate serve` over an input of its own: it restores the users' history and takes the
+/// `warmup` records, which put every user's context in its cache (steady state); once every
+/// partition is in use and warm, the measured records arrive (produced at several times the
+/// gateway's rate, so it works from a backlog). Measured from the first of them taken: a partition
+/// restored early would otherwise drain its share while others still restore, and the
+/// measurement would include the restore.
 func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode, executable: URL = servedExecutable)
     async throws -> GatewayRun
 {
-    let instance = try await Instance(try settings(mode, input: input), executable: executable)
+    let topic = "bench-gateway-\(nextRun())"
+    try broker.createTopic(.init(name: topic, partitions: partitions))
+    try produce(topic: topic, range: 0..<warmup)
+    let instance = try await Instance(try settings(mode, input: topic), executable: executable)
+    while true {
+        let assigned = await instance.metric("focusgate_assigned_partitions")
+        if assigned >= Double(partitions), await instance.consumed >= warmup { break }
+        try await Task.sleep(for: progressInterval)
+    }
+    let producing = Task {
+        try await DedicatedThread.run(name: "producer") {
+            try produce(topic: topic, range: warmup..<(warmup + recordCount))
+        }
+    }
     var (consumed, at) = await instance.progress()
-    while consumed < warmup {
+    while consumed <= warmup {
         try await Task.sleep(for: progressInterval)
         (consumed, at) = await instance.progress()
     }
@@ -274,6 +291,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode, executable: URL = se
             trace.append("\(consumed)")
         }
     }
+    try await producing.value
     let elapsed = (at - start) / .seconds(1)
     let after = await instance.reading()
     if !trace.isEmpty {
