@@ -63,13 +63,18 @@ func restartBacklog(topic: String) throws -> Int {
     return count
 }
 
-/// One restart: `serve` restores `history` and drains the backlog; the rate from its first
-/// record consumed to its last, and the CPU per record over that span.
+/// One restart: `serve` restores `history`, then the backlog arrives (produced at several times
+/// the gateway's rate); the rate from its first record consumed to its last, and the CPU per
+/// record over that span. The backlog waits for every partition to be restored: with restores
+/// beside the loop, a partition restored early would drain its share while others restore.
 func restartDrain(history: [[(key: [UInt8], value: [UInt8]?)]]) async throws -> (rate: Double, cpuMicros: Double) {
     let topic = "bench-restart-\(nextRun())"
     try broker.createTopic(.init(name: topic, partitions: partitions))
-    let total = try restartBacklog(topic: topic)
     let instance = try await Instance(try settings(.atLeastOnce, input: topic, history: history))
+    while await instance.metric("focusgate_assigned_partitions") < Double(partitions) {
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    let producing = Task { try await DedicatedThread.run(name: "producer") { try restartBacklog(topic: topic) } }
     var (consumed, at) = await instance.progress()
     while consumed == 0 {
         try await Task.sleep(for: .milliseconds(5))
@@ -78,6 +83,7 @@ func restartDrain(history: [[(key: [UInt8], value: [UInt8]?)]]) async throws -> 
     let start = at
     let first = consumed
     let cpuBefore = instance.cpuSeconds
+    let total = try await producing.value
     while consumed < total {
         try await Task.sleep(for: .milliseconds(5))
         (consumed, at) = await instance.progress()
