@@ -47,8 +47,15 @@ struct InvalidationEndToEndTests {
             value: Array(ContextInvalidation.inlineValue(for: context)))
         try producer.flush(timeout: .seconds(10))
         grown.store(true, ordering: .relaxed)
-        try await Wait.until("the invalidation on the added partition applied", timeout: .seconds(30)) {
-            changes.withLock { $0 == ["u-grown"] }
+        do {
+            try await Wait.until("the invalidation on the added partition applied", timeout: .seconds(30)) {
+                changes.withLock { $0 == ["u-grown"] }
+            }
+        } catch {
+            // Which way it went wrong, should it recur: nothing read, or read more than once.
+            Issue.record(
+                "changes reported: \(changes.withLock { $0 }); the listener consuming: \(listener.isConsuming)")
+            throw error
         }
         listening.cancel()
         _ = try? await listening.value
