@@ -31,6 +31,9 @@ extension GatewayWorker {
         try self.beginTransactionIfNeeded()
         var stateRecords = 0
         var stateBytes = 0
+        // Each state record's timestamp is the commit's time, by the gateway's clock: an entry's
+        // decided-at is written as its distance below it.
+        let writtenAt = self.configuration.clock.nowMilliseconds()
         var badgeUpdates = 0
         for (partition, progress) in changed {
             // Badge updates first: the latest of each (user, app) since the last commit.
@@ -68,9 +71,6 @@ extension GatewayWorker {
             self.stateHeaders.removeAll()
             self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
             let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            // Each record's timestamp is the commit's time, by the gateway's clock: an entry's
-            // decided-at is written as its distance below it.
-            let writtenAt = self.configuration.clock.nowMilliseconds()
             try progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { (key, value) throws(KafkaError) in
                 try self.outputs.producer.produce(
                     topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders,

@@ -5,8 +5,9 @@ import Logging
 /// topic exists, `focusgate.state` has as many partitions as `notifications` (a user's state goes
 /// to the partition index of the user's notifications), the compacted topics are compacted and
 /// `focusgate.state` keeps the writer's timestamps (where the cluster answers DescribeConfigs:
-/// not the embedded broker, which is not asked). A definite answer that something is wrong stops the start with the key named (exit status 2); a cluster that does not answer is
-/// not held against the start (readiness reports it), and the check is skipped with a warning.
+/// not the embedded broker, which is not asked). A definite answer that something is wrong stops
+/// the start with the key named (exit status 2); a cluster that does not answer is not held
+/// against the start (readiness reports it), and the check is skipped with a warning.
 enum TopicCheck {
     /// Checks `topics` on the cluster at `bootstrapServers`: asks up to `attempts` times, each
     /// waiting up to `timeout`, until `shouldStop` says to give up.

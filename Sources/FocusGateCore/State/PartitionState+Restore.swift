@@ -226,12 +226,12 @@ extension PartitionState {
             self.freeEntry = self.entries[Int(reused)].windowNext
             self.entries[Int(reused)] = entry
             self.decisions[Int(reused)] = decision
-            self.insertSlot(reused)
+            self.indexEntry(reused)
             self.liveEntries += 1
         } else {
             self.entries.append(entry)
             self.decisions.append(decision)
-            self.insertSlot(UInt32(self.entries.count - 1))
+            self.indexEntry(UInt32(self.entries.count - 1))
             self.liveEntries += 1
         }
     }

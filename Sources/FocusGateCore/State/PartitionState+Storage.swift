@@ -312,7 +312,7 @@ extension PartitionState {
             self.entries.append(new)
             self.decisions.append(decision)
         }
-        self.insertSlot(entry)
+        self.indexEntry(entry)
         self.liveEntries += 1
         return entry
     }
@@ -335,7 +335,7 @@ extension PartitionState {
     }
 
     /// Adds an alive entry to the table (its key is not there yet).
-    mutating func insertSlot(_ entry: UInt32) {
+    mutating func indexEntry(_ entry: UInt32) {
         self.table.insert(entry, in: self.entries)
     }
 

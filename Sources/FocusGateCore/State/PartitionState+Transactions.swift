@@ -118,7 +118,7 @@ extension PartitionState {
             let entry = self.entries[Int(index)]
             guard entry.has(StateEntry.alive), self.findEntry(user: entry.user, idHash: entry.idHash) == nil
             else { continue }
-            self.insertSlot(index)
+            self.indexEntry(index)
         }
         // The marks of what stays: a user's rate-window record is marked on its first window,
         // which a change to another of its windows leaves without a before-image.
