@@ -122,6 +122,25 @@ struct ContextCacheTests {
         #expect(cache.count == 3)
     }
 
+    @Test(
+        "a load does not wait for Swift's cooperative pool: with every pool thread blocked, a worker's miss still loads in time"
+    )
+    func loadWhilePoolBlocked() async throws {
+        let sqlite = try await temporarySQLiteStore()
+        _ = try await sqlite.put(workContext("u", version: 1))
+        try await self.expectLoadWhilePoolBlocked(sqlite)
+        try await self.withPrivatePostgres { _, postgres, _ in try await self.expectLoadWhilePoolBlocked(postgres) }
+    }
+
+    private func expectLoadWhilePoolBlocked(_ store: any ContextStore) async throws {
+        let (cache, _) = self.cache(store, timeout: .milliseconds(800))
+        _ = try await store.contexts(for: ["warm"])  // the store's connections are up
+        let answer = try await DedicatedThread.run(name: "test-worker") {
+            try PoolBlocker.whileBlocked { cache.resolve(["u"])["u"] }
+        }
+        #expect(answer?.version == 1, "\(type(of: store)): loaded, not context-unavailable")
+    }
+
     @Test("invalidations: inline and reload apply newer versions; stale and uncached ones are ignored; tombstones drop")
     func invalidations() async throws {
         let store = try await temporarySQLiteStore()

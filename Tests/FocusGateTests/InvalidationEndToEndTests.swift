@@ -35,7 +35,8 @@ struct InvalidationEndToEndTests {
         let listening = Task { try await listener.run() }
         defer { listening.cancel() }
         try await Wait.until("the listener positioned") { listener.isPositioned }
-        _ = try await cache.resolveOffPool(["u-grown"])  // cached as "no context"
+        let cached = try await cache.resolveOffPool(["u-grown"])["u-grown"]
+        try #require(cached?.hasNoContext == true, "u-grown cached as having no context: an invalidation applies to it")
 
         // Sent to partition 3, which the listener does not read yet.
         let producer = try KafkaProducer(

@@ -6,6 +6,7 @@ import FocusGateStore
 import Foundation
 import Logging
 import Prometheus
+import Synchronization
 
 let testLogger: Logger = {
     var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
@@ -58,5 +59,45 @@ extension ContextCache {
     func applyOffPool(_ invalidation: ContextInvalidation) async throws -> (InvalidationOutcome, CompiledFocusContext?)
     {
         try await DedicatedThread.run(name: "test-listener") { self.apply(invalidation) }
+    }
+}
+
+/// Occupies every thread of Swift's cooperative pool with blocking work, as blocking code elsewhere
+/// in a process (or, in the test process, another test) can.
+enum PoolBlocker {
+    struct NotSaturated: Error {}
+
+    private final class Flags: Sendable {
+        let started = Atomic(0)
+        let released = Atomic(false)
+    }
+
+    /// Runs `body` on the calling thread (never a pool thread) while the pool is fully blocked.
+    static func whileBlocked<Result>(_ body: () throws -> Result) throws -> Result {
+        let flags = Flags()
+        let limit = 256
+        for _ in 0..<limit {
+            Task.detached {
+                flags.started.add(1, ordering: .relaxed)
+                while !flags.released.load(ordering: .relaxed) { usleep(5_000) }
+            }
+        }
+        defer { flags.released.store(true, ordering: .relaxed) }
+        // Saturated: some blockers started and no more start, the rest queued behind them.
+        var seen = 0
+        var stableSince = ContinuousClock.now
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let now = flags.started.load(ordering: .relaxed)
+            if now != seen {
+                seen = now
+                stableSince = ContinuousClock.now
+            } else if seen > 0 && ContinuousClock.now - stableSince > .milliseconds(200) {
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        guard seen > 0 && seen < limit else { throw NotSaturated() }
+        return try body()
     }
 }
