@@ -345,8 +345,9 @@ func unseededSlot(id: String, userNumber: UInt32) -> UInt64 {
 // MARK: - Rollback
 
 /// A state of `users` users, each with a notification that named a sender and counted in a
-/// rate window, and a Focus timer; then, 20 times: 2,000 changes (notifications naming senders,
-/// counted in rate windows, moving users' timers) and a rollback. Returns nanoseconds per
+/// rate window, and a Focus timer; then, 20 times: 2,000 changes to 1,000 distinct users, two
+/// each (notifications naming senders, counted in rate windows, moving users' timers), and a
+/// rollback. Returns nanoseconds per
 /// rollback and per round of changes.
 func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
     let limits = RateLimitPolicy(FocusContext.RateLimits(perUser: .init(max: 1_000, windowSeconds: 3_600)))
@@ -366,9 +367,13 @@ func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
     var total = Duration.zero
     var changing = Duration.zero
     for round in 0..<20 {
+        // The same changes whatever the state's size: 1,000 distinct users, each changed twice.
+        var picked = Set<Int>(minimumCapacity: 1_000)
+        while picked.count < min(1_000, users) { picked.insert(Int(random.next() % UInt64(users))) }
+        let changed = Array(picked).shuffled(using: &random)
         let changesStarted = ContinuousClock.now
         for change in 0..<2_000 {
-            let user = Int(random.next() % UInt64(users))
+            let user = changed[change % changed.count]
             if change % 4 == 0 {
                 state.watchTransition(userID: "user-\(user)", at: now + Int64(random.next() % 1_000_000))
             } else {
@@ -389,6 +394,17 @@ func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
 
 /// ``rollbackNanoseconds(users:)`` with 1,000 and with 1,000,000 users.
 @MainActor func rollbackBenchmark() {
+    // One size alone, for a profiler (`ROLLBACK_USERS=1000000 valgrind --tool=callgrind …`).
+    if let users = ProcessInfo.processInfo.environment["ROLLBACK_USERS"].flatMap(Int.init) {
+        let one = rollbackNanoseconds(users: users)
+        rows.append(
+            (
+                "rollback of 2,000 changes with \(users) users; making the changes",
+                String(format: "%.0f µs; %.0f µs", one.rollback / 1_000, one.changes / 1_000),
+                #"{"benchmark":"state-rollback-one","users":\#(users),"us_rollback":\#(String(format: "%.1f", one.rollback / 1_000)),"us_changes":\#(String(format: "%.1f", one.changes / 1_000))}"#
+            ))
+        return
+    }
     let few = rollbackNanoseconds(users: 1_000)
     let many = rollbackNanoseconds(users: 1_000_000)
     rows.append(
