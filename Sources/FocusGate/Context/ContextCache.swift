@@ -65,7 +65,7 @@ public final class ContextCache: Sendable {
     /// Blocks the calling (worker) thread for at most ``Configuration/loadTimeout``.
     ///
     /// Call it from a dedicated thread (a worker, the listener), never from Swift's cooperative
-    /// pool: the store load itself runs on that pool.
+    /// pool: it blocks its thread while the load runs (on the cache's own load threads).
     public func resolve(_ userIDs: some Sequence<String>) -> [String: ContextLookup] {
         let users = Array(userIDs)
         return Dictionary(zip(users, self.lookups(users)), uniquingKeysWith: { first, _ in first })
