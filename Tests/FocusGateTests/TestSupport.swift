@@ -6,7 +6,6 @@ import FocusGateStore
 import Foundation
 import Logging
 import Prometheus
-import Synchronization
 
 let testLogger: Logger = {
     var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
@@ -65,39 +64,51 @@ extension ContextCache {
 /// Occupies every thread of Swift's cooperative pool with blocking work, as blocking code elsewhere
 /// in a process (or, in the test process, another test) can.
 enum PoolBlocker {
+    /// The pool could not be shown fully blocked while `body` ran.
     struct NotSaturated: Error {}
 
-    private final class Flags: Sendable {
-        let started = Atomic(0)
-        let released = Atomic(false)
+    /// Blockers started so far; each start is signalled.
+    private final class Started: @unchecked Sendable {
+        let condition = NSCondition()
+        var count = 0  // guarded by `condition`
+
+        func add() {
+            self.condition.lock()
+            self.count += 1
+            self.condition.signal()
+            self.condition.unlock()
+        }
     }
 
-    /// Runs `body` on the calling thread (never a pool thread) while the pool is fully blocked.
+    /// Runs `body` on the calling thread (never a pool thread) while the pool is fully blocked:
+    /// blockers are queued until no more start (the rest wait behind them), and a probe queued
+    /// after them must not have run by the time `body` returns.
     static func whileBlocked<Result>(_ body: () throws -> Result) throws -> Result {
-        let flags = Flags()
+        let started = Started()
+        let gate = DispatchSemaphore(value: 0)
         let limit = 256
         for _ in 0..<limit {
             Task.detached {
-                flags.started.add(1, ordering: .relaxed)
-                while !flags.released.load(ordering: .relaxed) { usleep(5_000) }
+                started.add()
+                gate.wait()
             }
         }
-        defer { flags.released.store(true, ordering: .relaxed) }
-        // Saturated: some blockers started and no more start, the rest queued behind them.
-        var seen = 0
-        var stableSince = ContinuousClock.now
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            let now = flags.started.load(ordering: .relaxed)
-            if now != seen {
-                seen = now
-                stableSince = ContinuousClock.now
-            } else if seen > 0 && ContinuousClock.now - stableSince > .milliseconds(200) {
-                break
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        defer { for _ in 0..<limit { gate.signal() } }
+        // Saturated once blockers run and no further one starts within 200 ms of the last.
+        let deadline = Date(timeIntervalSinceNow: 10)
+        started.condition.lock()
+        while started.condition.wait(until: Date(timeIntervalSinceNow: 0.2)) || started.count == 0 {
+            guard Date() < deadline else { break }
         }
-        guard seen > 0 && seen < limit else { throw NotSaturated() }
-        return try body()
+        let blockers = started.count
+        started.condition.unlock()
+        let probe = Started()
+        Task.detached { probe.add() }
+        let result = try body()
+        probe.condition.lock()
+        let probeRan = probe.count > 0
+        probe.condition.unlock()
+        guard blockers > 0 && blockers < limit && !probeRan else { throw NotSaturated() }
+        return result
     }
 }

@@ -272,7 +272,7 @@ public final class ContextCache: Sendable {
         let start = ContinuousClock.now
         let loads = self.loads
         loads.begin()
-        let task = Task(executorPreference: StoreLoadExecutor.shared) {
+        let task = Task(executorPreference: Self.loadThreads) {
             defer { loads.end() }
             do {
                 box.set(try await store.contexts(for: userIDs))
