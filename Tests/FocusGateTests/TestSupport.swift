@@ -65,7 +65,19 @@ extension ContextCache {
 /// in a process (or, in the test process, another test) can.
 enum PoolBlocker {
     /// The pool could not be shown fully blocked while `body` ran.
-    struct NotSaturated: Error {}
+    struct NotSaturated: Error, CustomStringConvertible {
+        /// Blockers running when `body` began (at most one per pool thread).
+        let blockers: Int
+        /// Seconds until the first blocker ran: the work queued on the pool before it went first.
+        let firstAfter: Double?
+        /// Whether the probe queued after the blockers ran before `body` returned.
+        let probeRan: Bool
+
+        var description: String {
+            let first = self.firstAfter.map { String(format: "%.1f s", $0) } ?? "never"
+            return "pool not shown blocked: \(self.blockers) blockers (first after \(first)), probe ran: \(self.probeRan)"
+        }
+    }
 
     /// Blockers started so far; each start is signalled.
     private final class Started: @unchecked Sendable {
@@ -80,13 +92,24 @@ enum PoolBlocker {
         }
     }
 
+    /// One blocker at a time in the test process: a second one's blockers would queue behind the
+    /// first's and start only when its body ends.
+    private static let exclusive = NSLock()
+
     /// Runs `body` on the calling thread (never a pool thread) while the pool is fully blocked:
     /// blockers are queued until no more start (the rest wait behind them), and a probe queued
     /// after them must not have run by the time `body` returns.
+    ///
+    /// The blockers start only after whatever other tests queued on the pool before them, which
+    /// at the start of a run (every test starting at once, some blocking the pool in librdkafka)
+    /// has taken over 10 s in CI: the first blocker is waited for up to two minutes.
     static func whileBlocked<Result>(_ body: () throws -> Result) throws -> Result {
+        self.exclusive.lock()
+        defer { self.exclusive.unlock() }
         let started = Started()
         let gate = DispatchSemaphore(value: 0)
         let limit = 256
+        let queued = Date()
         for _ in 0..<limit {
             Task.detached {
                 started.add()
@@ -95,10 +118,13 @@ enum PoolBlocker {
         }
         defer { for _ in 0..<limit { gate.signal() } }
         // Saturated once blockers run and no further one starts within 200 ms of the last.
-        let deadline = Date(timeIntervalSinceNow: 10)
         started.condition.lock()
-        while started.condition.wait(until: Date(timeIntervalSinceNow: 0.2)) || started.count == 0 {
-            guard Date() < deadline else { break }
+        var firstAfter: Double?
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while started.count == 0 && started.condition.wait(until: deadline) {}
+        if started.count > 0 {
+            firstAfter = Date().timeIntervalSince(queued)
+            while started.condition.wait(until: Date(timeIntervalSinceNow: 0.2)) {}
         }
         let blockers = started.count
         started.condition.unlock()
@@ -108,7 +134,9 @@ enum PoolBlocker {
         probe.condition.lock()
         let probeRan = probe.count > 0
         probe.condition.unlock()
-        guard blockers > 0 && blockers < limit && !probeRan else { throw NotSaturated() }
+        guard blockers > 0 && blockers < limit && !probeRan else {
+            throw NotSaturated(blockers: blockers, firstAfter: firstAfter, probeRan: probeRan)
+        }
         return result
     }
 }
