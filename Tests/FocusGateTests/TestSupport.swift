@@ -75,7 +75,8 @@ enum PoolBlocker {
 
         var description: String {
             let first = self.firstAfter.map { String(format: "%.1f s", $0) } ?? "never"
-            return "pool not shown blocked: \(self.blockers) blockers (first after \(first)), probe ran: \(self.probeRan)"
+            return
+                "pool not shown blocked: \(self.blockers) blockers (first after \(first)), probe ran: \(self.probeRan)"
         }
     }
 
