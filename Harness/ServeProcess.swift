@@ -112,10 +112,15 @@ public final class ServeProcess: Sendable {
     }
 
     /// The process's resident set size in bytes (`VmRSS` of `/proc/<pid>/status`).
-    public var residentBytes: Int? {
+    public var residentBytes: Int? { self.statusBytes("VmRSS") }
+
+    /// The most the process has held resident so far, in bytes (`VmHWM`: the kernel's high-water mark).
+    public var peakResidentBytes: Int? { self.statusBytes("VmHWM") }
+
+    private func statusBytes(_ field: String) -> Int? {
         guard
             let status = try? String(contentsOfFile: "/proc/\(self.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return nil }
         return kilobytes * 1024

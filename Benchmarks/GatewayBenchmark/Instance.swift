@@ -11,12 +11,15 @@ final class Instance {
     let serve: ServeProcess
 
     /// Starts `executable` (by default `BENCH_SERVE`, else the `focusgate` next to the benchmark)
-    /// with `environment`.
-    init(_ environment: [String: String], executable: URL = servedExecutable) async throws {
+    /// with `environment`; returns once it is ready unless `waitingUntilReady` is false.
+    init(
+        _ environment: [String: String], executable: URL = servedExecutable, waitingUntilReady: Bool = true
+    ) async throws {
         self.serve = try await ServeProcess(
             executable: executable, bootstrapServers: broker.bootstrapServers, databasePath: path,
             logLevel: ProcessInfo.processInfo.environment["BENCH_TRACE"] != nil ? "debug" : "error",
             environment: environment, logPath: "/dev/stderr")
+        guard waitingUntilReady else { return }
         // Restoring the history takes seconds; under valgrind (BENCH_SERVE) minutes.
         guard try await self.serve.waitUntilReady(timeout: .seconds(600)) else {
             fatalError("focusgate serve did not become ready")
@@ -94,16 +97,22 @@ let servedExecutable =
     ProcessInfo.processInfo.environment["BENCH_SERVE"].map { URL(fileURLWithPath: $0) }
     ?? ServeProcess.siblingExecutable
 
-/// What an instance is told through `FOCUSGATE_*` variables: its input, a state topic of its own,
-/// its group, delivery mode and workers, and the Kafka settings the raw pass-through uses too.
+/// What an instance is told through `FOCUSGATE_*` variables: its input, a state topic of its own
+/// (`state`, already written, or a new one holding `history`), its group, delivery mode and
+/// workers, and the Kafka settings the raw pass-through uses too.
 func settings(
     _ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1,
-    history: [[(key: [UInt8], value: [UInt8]?)]]? = nil
+    history: [[(key: [UInt8], value: [UInt8]?)]]? = nil, state: String? = nil
 ) throws -> [String: String] {
     let run = nextRun()
-    let state = "bench-state-\(run)"
-    try broker.createTopic(.compacted(state, partitions: partitions))
-    try preloadHistory(topic: state, records: history ?? historyRecords)
+    let state =
+        try state
+        ?? {
+            let state = "bench-state-\(run)"
+            try broker.createTopic(.compacted(state, partitions: partitions))
+            try preloadHistory(topic: state, records: history ?? historyRecords)
+            return state
+        }()
     var environment = [
         "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
         "FOCUSGATE_TOPICS_STATE": state,

@@ -21,20 +21,7 @@ func restartHistory(_ history: Int) -> [[(key: [UInt8], value: [UInt8]?)]] {
         var records: [(key: [UInt8], value: [UInt8]?)] = []
         for user in stride(from: partition, to: restartUsers, by: partitions) {
             let context = benchmarkContext(ofUser: user).map { try! compiler.compile($0) }
-            for round in 0..<history {
-                let app = apps[round % apps.count]
-                _ = state.admit(
-                    NotificationEvent(
-                        id: "h-\(round)", userID: "u-\(user)", appID: app,
-                        filterCriteria: criteria[round % criteria.count]),
-                    context: context, nowMilliseconds: now)
-                if round % 2 == 1 {
-                    _ = state.admit(
-                        NotificationEvent(
-                            kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
-                        context: context, nowMilliseconds: now)
-                }
-            }
+            admitHistory(ofUser: user, history, into: &state, context: context, now: now)
             state.writeChanges { key, value in records.append((key, value)) }
             state.commit()
         }

@@ -56,25 +56,34 @@ func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt
     return (Array(user.utf8), Array(json.utf8), partition(ofUser: userIndex))
 }
 
+/// Admits one user's `history` earlier notifications into `state`, over the apps, every second one
+/// read, as an instance deciding them under `context` at `now` would have.
+func admitHistory(
+    ofUser user: Int, _ history: Int, into state: inout PartitionState, context: CompiledFocusContext? = nil,
+    now: Int64
+) {
+    for round in 0..<history {
+        let app = apps[round % apps.count]
+        _ = state.admit(
+            NotificationEvent(
+                id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
+            context: context, nowMilliseconds: now)
+        if round % 2 == 1 {
+            _ = state.admit(
+                NotificationEvent(
+                    kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                context: context, nowMilliseconds: now)
+        }
+    }
+}
+
 /// Each user's history as the state changelog holds it, per partition: `history` notifications
 /// over the apps, every second one read, then a commit marker. Built once with the engine itself.
 let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map { partition in
     var state = PartitionState()
     var records: [(key: [UInt8], value: [UInt8]?)] = []
     for user in stride(from: partition, to: users, by: partitions) {
-        for round in 0..<history {
-            let app = apps[round % apps.count]
-            _ = state.admit(
-                NotificationEvent(
-                    id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
-                context: nil, nowMilliseconds: 1_795_000_000_000)
-            if round % 2 == 1 {
-                _ = state.admit(
-                    NotificationEvent(
-                        kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
-                    context: nil, nowMilliseconds: 1_795_000_000_000)
-            }
-        }
+        admitHistory(ofUser: user, history, into: &state, now: 1_795_000_000_000)
         state.writeChanges { key, value in records.append((key, value)) }
         state.commit()
     }
@@ -99,17 +108,29 @@ func produceAll(_ what: String, _ body: (_ producer: KafkaProducer, _ poll: (Int
 /// Writes the history into a run's state topic, each record with the `as-of` header a worker's
 /// commit gives it.
 func preloadHistory(topic: String, records historyRecords: [[(key: [UInt8], value: [UInt8]?)]]) throws {
+    try preloadHistory(topic: topic, partitions: historyRecords.count) { historyRecords[$0] }
+}
+
+/// Writes each partition's history as `records` gives it (one partition's at a time in memory).
+/// Returns how many records were written.
+@discardableResult
+func preloadHistory(
+    topic: String, partitions: Int, records: (_ partition: Int) -> [(key: [UInt8], value: [UInt8]?)]
+) throws -> Int {
     let asOf = [KafkaHeader(name: PartitionState.asOfHeader, value: PartitionState.commitMarkerValue(through: 0))]
+    var written = 0
     try produceAll("history records") { producer, poll in
-        for (partition, records) in historyRecords.enumerated() {
-            for (count, record) in records.enumerated() {
+        for partition in 0..<partitions {
+            for record in records(partition) {
                 try producer.produce(
                     topic: topic, partition: Int32(partition), key: record.key, value: record.value,
                     headers: record.key == PartitionState.commitMarkerKey ? [] : asOf)
-                poll(count)
+                written += 1
+                poll(written)
             }
         }
     }
+    return written
 }
 
 func produce(topic: String, range: Range<Int>) throws {

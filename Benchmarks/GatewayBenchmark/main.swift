@@ -15,6 +15,8 @@
 //   swift run -c release GatewayBenchmark latency RATE…   (latency alone, at each offered rate)
 //   swift run -c release GatewayBenchmark restart   (a restarted instance's backlog, users with 1
 //   and with 50 earlier notifications; BENCH_RESTART_USERS users, BENCH_ROUNDS rounds)
+//   swift run -c release GatewayBenchmark restore   (`serve` started on BENCH_RESTORE_USERS users'
+//   state, 1,000,000 by default, in BENCH_RESTORE_PARTITIONS partitions: time to output, memory)
 //   BENCH_PACED_LINGER_MS sets the paced producer's linger (0 by default; the latency counts
 //   from the produce call, so a linger's wait is included); BENCH_DUMP=FILE writes each
 //   latency sample of the latency runs (produced at, µs; the output's record timestamp, ms;
@@ -132,6 +134,12 @@ try await store.bulkInsertForBenchmark((0..<users).compactMap(benchmarkContext(o
 if CommandLine.arguments.dropFirst().first == "restart" {
     rows.append(try await restartBacklogRow())
     await finish(printing: "gateway benchmark: a restarted instance's backlog")
+}
+
+// `GatewayBenchmark restore`: `serve` started on a large state (Restore.swift), alone.
+if CommandLine.arguments.dropFirst().first == "restore" {
+    rows.append(contentsOf: try await restoreRows())
+    await finish(printing: "gateway benchmark: a large state restored through `serve`")
 }
 
 // `GatewayBenchmark latency RATE…`: latency at each offered rate (records/s), alone (Paced.swift).
