@@ -47,6 +47,8 @@ struct RestoreRun {
     var ready: Double
     var resident: Int
     var peakResident: Int
+    /// Share of a core the process used over 3 s once ready with nothing to do.
+    var idleCPU: Double
 }
 
 /// Starts `serve` on `state` (at-least-once, one worker) and watches it until every probe is
@@ -71,9 +73,14 @@ func restoreStart(input: String, state: String) async throws -> RestoreRun {
         }
         guard since() < 900 else { fatalError("serve did not restore within 900 s") }
     }
+    let resident = instance.serve.residentBytes ?? 0
+    let peakResident = instance.serve.peakResidentBytes ?? 0
+    let idleFrom = (cpu: instance.cpuSeconds, at: ContinuousClock.now)
+    try await Task.sleep(for: .seconds(3))  // a measurement span, not a wait for a condition
+    let idleCPU = (instance.cpuSeconds - idleFrom.cpu) / ((ContinuousClock.now - idleFrom.at) / .seconds(1))
     let run = RestoreRun(
-        firstOutput: firstOutput!, allProbes: allProbes!, ready: ready!, resident: instance.serve.residentBytes ?? 0,
-        peakResident: instance.serve.peakResidentBytes ?? 0)
+        firstOutput: firstOutput!, allProbes: allProbes!, ready: ready!, resident: resident,
+        peakResident: peakResident, idleCPU: idleCPU)
     await instance.stop()
     return run
 }
@@ -105,6 +112,11 @@ func restoreRows() async throws -> [(name: String, value: String, json: String)]
     let stateBytes = Double(full.resident - bare.resident)
     let megabytes = { (bytes: Int) in String(format: "%.0f MB", Double(bytes) / 1e6) }
     return [
+        (
+            "its CPU once ready with nothing to do, share of a core: \(restoreUsers) users; an empty changelog",
+            String(format: "%.3f; %.3f", full.idleCPU, bare.idleCPU),
+            #"{"benchmark":"gateway-restore-idle-cpu","cores":\#(String(format: "%.4f", full.idleCPU)),"empty_cores":\#(String(format: "%.4f", bare.idleCPU))}"#
+        ),
         (
             "`serve` started on \(restoreUsers) users' state (\(written) changelog records, \(restorePartitions) partitions, 10 ids a user, half unread): first output; every partition's; ready (s)",
             String(format: "%.2f; %.2f; %.2f s", full.firstOutput, full.allProbes, full.ready),

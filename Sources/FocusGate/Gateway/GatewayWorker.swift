@@ -145,6 +145,8 @@ final class GatewayWorker {
     var reportedTimersPending = -1
     /// When the retention's sweep takes its next step (``applyRetention()``).
     var nextRetentionSweep = ContinuousClock.now
+    /// Where the retention's next step starts (``applyRetention()``).
+    var retentionSweep = RetentionSweepTurns()
     /// Where the loop's time went: waiting for records, processing batches, committing.
     var timing = (waiting: Duration.zero, processing: Duration.zero, committing: Duration.zero)
     /// When the loop commits next.
