@@ -80,6 +80,22 @@ struct EntryTableTests {
         #expect(table.slots.count == 8 && table.count == 3 && table.violations(keys: entries).isEmpty)
     }
 
+    @Test("reserving room grows the table at once to hold that many without growing, and keeps every entry")
+    func reserve() {
+        var table = EntryTable(capacity: 4)
+        let entries = (0..<40).map { Self.entry(user: $0 % 3, idHash: UInt64($0)) }
+        for index in 0..<2 { table.insert(UInt32(index), in: entries) }
+        table.reserve(40, in: entries)
+        #expect(table.slots.count == 128 && table.violations(keys: entries).isEmpty)
+        for index in 0..<2 {
+            #expect(table.find(user: entries[index].user, idHash: UInt64(index), in: entries) == UInt32(index))
+        }
+        for index in 2..<40 { table.insert(UInt32(index), in: entries) }
+        #expect(table.slots.count == 128 && table.violations(keys: entries).isEmpty)
+        table.reserve(10, in: entries)
+        #expect(table.slots.count == 128, "never shrinks")
+    }
+
     @Test("ids chosen to share a slot of the unseeded table are spread in a table of its own seed")
     func seeded() {
         // 50 ids whose unseeded slots in a table of 1,024 are one and the same.

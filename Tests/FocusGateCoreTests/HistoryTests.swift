@@ -164,6 +164,40 @@ struct HistoryTests {
     }
 
     @Test(
+        "a restore ends with its ids kept once each and room in the entry table for as many entries again: the worker's first commits and records do neither"
+    )
+    func restoreLeavesNoStateSizedWork() throws {
+        var state = PartitionState(maxUnreadPerApp: 10, dedupeWindow: 100)
+        var log: [([UInt8], [UInt8]?)] = []
+        for user in 0..<2_000 {
+            for index in 0..<10 {
+                _ = state.decide(
+                    NotificationEvent(id: "notification-\(user)-\(index)", userID: "user-\(user)", appID: "chat"),
+                    lookup: .available(nil), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                    nowMilliseconds: 1_000, sentAtMilliseconds: 1_000, sourceOffset: Int64(user))
+            }
+            if user % 100 == 99 { log += FocusScheduleTests.changelog(&state) }
+        }
+        // Each entry written twice (a compacted topic can hold both), the older first.
+        var restored = try FocusScheduleTests.restored(log + log)
+        #expect(restored.idBytes.count == state.idBytes.count, "each id once: \(restored.idBytes.count) bytes")
+        #expect(restored.idBytes.count >= 1 << 16)
+        let compacted = restored.idBytesAfterCompaction
+        #expect(compacted == restored.idBytes.count, "the first commit does not compact them again")
+        #expect(restored.table.slots.count >= 4 * restored.table.count)
+        let slots = restored.table.slots.count
+        for index in 0..<restored.table.count {
+            _ = restored.decide(
+                NotificationEvent(id: "new-\(index)", userID: "user-\(index % 2_000)", appID: "chat"),
+                lookup: .available(nil), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
+                nowMilliseconds: 2_000, sentAtMilliseconds: 2_000, sourceOffset: Int64(index))
+        }
+        #expect(restored.table.slots.count == slots, "as many entries again without growing")
+        _ = FocusScheduleTests.changelog(&restored)
+        #expect(restored.idBytesAfterCompaction == compacted, "the first commit after it compacted nothing")
+    }
+
+    @Test(
         "a Focus the system offers is written as a code, an input offset as its distance from the as-of, no relevance as a flag: all restore as they were"
     )
     func compactDecisions() throws {

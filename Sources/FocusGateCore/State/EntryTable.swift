@@ -101,9 +101,22 @@ struct EntryTable {
         self.slots[slot] = stored
     }
 
+    /// Grows the table now, if it must, so that it holds `count` entries without growing: a
+    /// growth rehashes every entry, work better done where it stalls nothing (at the end of a
+    /// restore) than at the record that happens to cross the half.
+    mutating func reserve(_ count: Int, in entries: [StateEntry]) {
+        var capacity = self.slots.count
+        while count * 2 > capacity { capacity *= 2 }
+        if capacity > self.slots.count { self.rehash(capacity: capacity, in: entries) }
+    }
+
     private mutating func grow(in entries: [StateEntry]) {
+        self.rehash(capacity: self.slots.count * 2, in: entries)
+    }
+
+    private mutating func rehash(capacity: Int, in entries: [StateEntry]) {
         let old = self.slots
-        self.slots = Array(repeating: 0, count: old.count * 2)
+        self.slots = Array(repeating: 0, count: capacity)
         for stored in old where stored != 0 { self.place(stored, key: entries[Int(stored - 1)]) }
     }
 

@@ -362,6 +362,12 @@ extension PartitionState {
         for user in self.users.indices where !self.users[user].isFree && self.hasNothing(user: UInt32(user)) {
             self.freeUser(UInt32(user))
         }
+        // Work that grows with the state is done here, on the restoring thread, rather than by the
+        // worker at its first records: the ids kept once each (a key restored more than once left
+        // its older id behind; and without a size after compaction, the first commit would compact
+        // them all), and room in the entry table for as many entries again.
+        self.compactIDs()
+        self.table.reserve(2 * self.table.count, in: self.entries)
         self.committed = self.commitPoint
     }
 
