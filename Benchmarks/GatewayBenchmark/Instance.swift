@@ -102,17 +102,16 @@ let servedExecutable =
 /// workers, and the Kafka settings the raw pass-through uses too.
 func settings(
     _ mode: GatewayConfiguration.DeliveryMode, input: String, group: String? = nil, workers: Int = 1,
-    history: [[(key: [UInt8], value: [UInt8]?)]]? = nil, state: String? = nil
+    history: [[(key: [UInt8], value: [UInt8]?)]]? = nil, state written: String? = nil
 ) throws -> [String: String] {
     let run = nextRun()
-    let state =
-        try state
-        ?? {
-            let state = "bench-state-\(run)"
-            try broker.createTopic(.compacted(state, partitions: partitions))
-            try preloadHistory(topic: state, records: history ?? historyRecords)
-            return state
-        }()
+    var state = "bench-state-\(run)"
+    if let written {
+        state = written
+    } else {
+        try broker.createTopic(.compacted(state, partitions: partitions))
+        try preloadHistory(topic: state, records: history ?? historyRecords)
+    }
     var environment = [
         "FOCUSGATE_TOPICS_NOTIFICATIONS": input,
         "FOCUSGATE_TOPICS_STATE": state,

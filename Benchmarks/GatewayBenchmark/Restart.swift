@@ -17,16 +17,9 @@ func restartHistory(_ history: Int) -> [[(key: [UInt8], value: [UInt8]?)]] {
     var compiler = FocusContextCompiler()
     let now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)
     return (0..<partitions).map { partition in
-        var state = PartitionState()
-        var records: [(key: [UInt8], value: [UInt8]?)] = []
-        for user in stride(from: partition, to: restartUsers, by: partitions) {
-            let context = benchmarkContext(ofUser: user).map { try! compiler.compile($0) }
-            admitHistory(ofUser: user, history, into: &state, context: context, now: now)
-            state.writeChanges { key, value in records.append((key, value)) }
-            state.commit()
+        historyChangelog(users: stride(from: partition, to: restartUsers, by: partitions), history: history, now: now) {
+            benchmarkContext(ofUser: $0).map { try! compiler.compile($0) }
         }
-        records.append((PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: 0)))
-        return records
     }
 }
 

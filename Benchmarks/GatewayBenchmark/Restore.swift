@@ -12,20 +12,6 @@ let restoreUsers = Int(ProcessInfo.processInfo.environment["BENCH_RESTORE_USERS"
 /// changelog is about 0.8 GB.
 let restorePartitions = Int(ProcessInfo.processInfo.environment["BENCH_RESTORE_PARTITIONS"] ?? "") ?? 256
 
-/// The state changelog of partition `partition`'s users (user `u` in partition `u % restorePartitions`),
-/// 10 earlier notifications each as ``admitHistory(ofUser:_:into:context:now:)`` makes them.
-func restoreHistory(partition: Int, now: Int64) -> [(key: [UInt8], value: [UInt8]?)] {
-    var state = PartitionState()
-    var records: [(key: [UInt8], value: [UInt8]?)] = []
-    for user in stride(from: partition, to: restoreUsers, by: restorePartitions) {
-        admitHistory(ofUser: user, 10, into: &state, now: now)
-    }
-    state.writeChanges { key, value in records.append((key, value)) }
-    state.commit()
-    records.append((PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: 0)))
-    return records
-}
-
 /// One notification per partition, for its first user, waiting in the input before `serve` starts.
 func restoreProbes(topic: String) throws {
     try produceAll("probe records") { producer, poll in
@@ -66,9 +52,7 @@ func restoreStart(input: String, state: String) async throws -> RestoreRun {
         let decided = await instance.metric("focusgate_decisions_total")
         if firstOutput == nil && decided > 0 { firstOutput = since() }
         if allProbes == nil && decided >= Double(restorePartitions) { allProbes = since() }
-        if ready == nil, allProbes != nil || firstOutput != nil,
-            try await instance.serve.waitUntilReady(timeout: .milliseconds(1))
-        {
+        if ready == nil, firstOutput != nil, try await instance.serve.waitUntilReady(timeout: .milliseconds(1)) {
             ready = since()
         }
         guard since() < 900 else { fatalError("serve did not restore within 900 s") }
@@ -101,7 +85,7 @@ func restoreRows() async throws -> [(name: String, value: String, json: String)]
     let now = Int64(Date().timeIntervalSince1970 * 1000)
     let writing = ContinuousClock.now
     let written = try preloadHistory(topic: state, partitions: restorePartitions) {
-        restoreHistory(partition: $0, now: now)
+        historyChangelog(users: stride(from: $0, to: restoreUsers, by: restorePartitions), history: 10, now: now)
     }
     log("restore: \(written) state records of \(restoreUsers) users written in \(ContinuousClock.now - writing)")
     try restoreProbes(topic: input)

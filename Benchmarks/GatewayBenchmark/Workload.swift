@@ -56,39 +56,40 @@ func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt
     return (Array(user.utf8), Array(json.utf8), partition(ofUser: userIndex))
 }
 
-/// Admits one user's `history` earlier notifications into `state`, over the apps, every second one
-/// read, as an instance deciding them under `context` at `now` would have.
-func admitHistory(
-    ofUser user: Int, _ history: Int, into state: inout PartitionState, context: CompiledFocusContext? = nil,
-    now: Int64
-) {
-    for round in 0..<history {
-        let app = apps[round % apps.count]
-        _ = state.admit(
-            NotificationEvent(
-                id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
-            context: context, nowMilliseconds: now)
-        if round % 2 == 1 {
-            _ = state.admit(
-                NotificationEvent(
-                    kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
-                context: context, nowMilliseconds: now)
-        }
-    }
-}
-
-/// Each user's history as the state changelog holds it, per partition: `history` notifications
-/// over the apps, every second one read, then a commit marker. Built once with the engine itself.
-let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map { partition in
+/// The state changelog of `users` with `history` earlier notifications each, over the apps,
+/// every second one read, decided at `now` under each user's `context`, as the engine itself
+/// writes it (a commit per user), then a commit marker.
+func historyChangelog(
+    users: StrideTo<Int>, history: Int, now: Int64, context: (Int) -> CompiledFocusContext? = { _ in nil }
+) -> [(key: [UInt8], value: [UInt8]?)] {
     var state = PartitionState()
     var records: [(key: [UInt8], value: [UInt8]?)] = []
-    for user in stride(from: partition, to: users, by: partitions) {
-        admitHistory(ofUser: user, history, into: &state, now: 1_795_000_000_000)
+    for user in users {
+        let context = context(user)
+        for round in 0..<history {
+            let app = apps[round % apps.count]
+            _ = state.admit(
+                NotificationEvent(
+                    id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
+                context: context, nowMilliseconds: now)
+            if round % 2 == 1 {
+                _ = state.admit(
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                    context: context, nowMilliseconds: now)
+            }
+        }
         state.writeChanges { key, value in records.append((key, value)) }
         state.commit()
     }
     records.append((PartitionState.commitMarkerKey, PartitionState.commitMarkerValue(through: 0)))
     return records
+}
+
+/// Each user's history as the state changelog holds it, per partition. Built once.
+let historyRecords: [[(key: [UInt8], value: [UInt8]?)]] = (0..<partitions).map { partition in
+    historyChangelog(
+        users: stride(from: partition, to: users, by: partitions), history: history, now: 1_795_000_000_000)
 }
 
 /// Produces what `body` gives a producer of the benchmark's broker, polling it every 10,000
