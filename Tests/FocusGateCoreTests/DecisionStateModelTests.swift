@@ -147,7 +147,8 @@ struct DecisionStateModelTests {
                 model = committed
             }
             try #require(state.table.count == state.entryCount, "step \(step): the entry table's count")
-            try #require(state.table.violations(keys: state.entries).isEmpty, "step \(step): the entry table")
+            try #require(state.table.violations(keys: state.entries.elements).isEmpty, "step \(step): the entry table")
+            try #require(state.slotViolations.isEmpty, "step \(step): \(state.slotViolations)")
         }
         #expect(
             reasons.isSuperset(of: ["rate-limited", "repeated-sender", "person-allowed", "app-silenced", "duplicate"]),

@@ -101,8 +101,7 @@ extension PartitionState {
         let made: UInt32
         if let reused = self.freeRateWindows.take() {
             made = reused
-            if Int(made) < self.committed.rateWindows { self.undo.append(.rate(made, self.rateWindows[Int(made)])) }
-            self.rateWindows[Int(made)] = RateWindow(user: user, appHash: appHash)
+            self.rateWindows.replace(made, with: RateWindow(user: user, appHash: appHash))
         } else {
             made = UInt32(self.rateWindows.count)
             self.rateWindows.append(RateWindow(user: user, appHash: appHash))
@@ -120,8 +119,7 @@ extension PartitionState {
     /// user's record in the changes once per commit.
     private mutating func modifyRateWindow(_ index: UInt32, _ body: (inout RateWindow) -> Void) {
         let window = self.rateWindows[Int(index)]
-        if Int(index) < self.committed.rateWindows { self.undo.append(.rate(index, window)) }
-        body(&self.rateWindows[Int(index)])
+        self.rateWindows.modify(index, body)
         // The user's first window carries the mark for the user's record.
         let head = Int(self.users[Int(window.user)].rateWindow)
         if !self.rateWindows[head].isDirty {

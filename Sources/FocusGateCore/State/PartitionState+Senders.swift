@@ -34,10 +34,7 @@ extension PartitionState {
         if ring == StateIndex.none {
             if let reused = self.freeSenderRings.take() {
                 ring = reused
-                if Int(ring) < self.committed.senderRings {
-                    self.undo.append(.senders(ring, self.senderRings[Int(ring)]))
-                }
-                self.senderRings[Int(ring)] = SenderRing(user: user)
+                self.senderRings.replace(ring, with: SenderRing(user: user))
             } else {
                 ring = UInt32(self.senderRings.count)
                 self.senderRings.append(SenderRing(user: user))
@@ -55,9 +52,10 @@ extension PartitionState {
         }
         let time = senders.hashes[place] == hash ? max(senders.times[place], atMilliseconds) : atMilliseconds
         guard senders.hashes[place] != hash || senders.times[place] != time else { return }
-        if Int(ring) < self.committed.senderRings { self.undo.append(.senders(ring, senders)) }
-        self.senderRings[Int(ring)].hashes[place] = hash
-        self.senderRings[Int(ring)].times[place] = time
+        self.senderRings.modify(ring) { ring in
+            ring.hashes[place] = hash
+            ring.times[place] = time
+        }
         if !senders.isDirty {
             self.senderRings[Int(ring)].isDirty = true
             self.changes.append(.senders(user: user))

@@ -57,7 +57,7 @@ extension PartitionState {
         } else if !status.focused {
             return
         }
-        if Int(user) < self.committed.users { self.undo.append(.status(user, slot)) }
+        if Int(user) < self.users.committedCount { self.undo.append(.status(user, slot)) }
         let sequence = (slot?.sequence ?? 0) + 1
         self.statusSlots[user] = StatusSlot(focused: status.focused, until: until, sequence: sequence, isDirty: true)
         if slot?.isDirty != true { self.changes.append(.status(user: user)) }

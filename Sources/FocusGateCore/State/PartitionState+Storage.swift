@@ -6,8 +6,7 @@ extension PartitionState {
         if let user = self.userNumbers[userID] { return user }
         if let user = self.freeUsers.take() {
             self.modifyUser(user) { $0 = UserSlot() }
-            if Int(user) < self.committed.users { self.undo.append(.userID(user, self.userIDByNumber[Int(user)])) }
-            self.userIDByNumber[Int(user)] = userID
+            self.userIDByNumber.replace(user, with: userID)
             self.userNumbers[userID] = user
             return user
         }
@@ -61,8 +60,7 @@ extension PartitionState {
             app = self.freeApp
             self.freeApp = self.apps[Int(app)].nextApp
             self.modifyApp(app) { $0 = slot }
-            if Int(app) < self.committed.apps { self.undo.append(.appID(app, self.appIDBySlot[Int(app)])) }
-            self.appIDBySlot[Int(app)] = appID
+            self.appIDBySlot.replace(app, with: appID)
         } else {
             app = UInt32(self.apps.count)
             self.apps.append(slot)
@@ -295,7 +293,7 @@ extension PartitionState {
 
     @inline(__always)
     func findEntry(user: UInt32, idHash: UInt64) -> UInt32? {
-        self.table.find(user: user, idHash: idHash, in: self.entries)
+        self.table.find(user: user, idHash: idHash, in: self.entries.elements)
     }
 
     /// Stores a new entry (reusing a free one) and indexes it.
@@ -305,8 +303,7 @@ extension PartitionState {
             entry = self.freeEntry
             self.freeEntry = self.entries[Int(entry)].windowNext
             self.modifyEntry(entry) { $0 = new }
-            if Int(entry) < self.committed.entries { self.undo.append(.decision(entry, self.decisions[Int(entry)])) }
-            self.decisions[Int(entry)] = decision
+            self.decisions.replace(entry, with: decision)
         } else {
             entry = UInt32(self.entries.count)
             self.entries.append(new)
@@ -336,13 +333,13 @@ extension PartitionState {
 
     /// Adds an alive entry to the table (its key is not there yet).
     mutating func indexEntry(_ entry: UInt32) {
-        self.table.insert(entry, in: self.entries)
+        self.table.insert(entry, in: self.entries.elements)
     }
 
     /// Removes an alive entry's key from the table.
     mutating func unindex(_ entry: UInt32) {
         guard self.entries[Int(entry)].has(StateEntry.alive) else { return }
-        self.table.remove(entry, in: self.entries)
+        self.table.remove(entry, in: self.entries.elements)
     }
 
     // MARK: - Change marks and before-images
@@ -372,20 +369,17 @@ extension PartitionState {
     /// Changes an entry, keeping its before-image when it existed at the commit.
     @inline(__always)
     mutating func modifyEntry(_ entry: UInt32, _ body: (inout StateEntry) -> Void) {
-        if Int(entry) < self.committed.entries { self.undo.append(.entry(entry, self.entries[Int(entry)])) }
-        body(&self.entries[Int(entry)])
+        self.entries.modify(entry, body)
     }
 
     @inline(__always)
     mutating func modifyApp(_ app: UInt32, _ body: (inout AppSlot) -> Void) {
-        if Int(app) < self.committed.apps { self.undo.append(.app(app, self.apps[Int(app)])) }
-        body(&self.apps[Int(app)])
+        self.apps.modify(app, body)
     }
 
     @inline(__always)
     mutating func modifyUser(_ user: UInt32, _ body: (inout UserSlot) -> Void) {
-        if Int(user) < self.committed.users { self.undo.append(.user(user, self.users[Int(user)])) }
-        body(&self.users[Int(user)])
+        self.users.modify(user, body)
     }
 
     // MARK: - Attribute collection

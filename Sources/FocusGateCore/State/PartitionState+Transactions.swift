@@ -32,6 +32,19 @@ extension PartitionState {
         if self.attributes.needsCollection { self.collectAttributes() }
         if self.idBytes.count >= 1 << 16 && self.idBytes.count >= 2 * self.idBytesAfterCompaction { self.compactIDs() }
         if !self.departingUsers.isEmpty { self.freeDepartedUsers() }
+        self.commitSlots()
+    }
+
+    /// Makes the slots as they are the committed ones, and notes what else a rollback returns to.
+    mutating func commitSlots() {
+        self.entries.commit()
+        self.decisions.commit()
+        self.apps.commit()
+        self.appIDBySlot.commit()
+        self.users.commit()
+        self.userIDByNumber.commit()
+        self.senderRings.commit()
+        self.rateWindows.commit()
         self.committed = self.commitPoint
     }
 
@@ -61,60 +74,76 @@ extension PartitionState {
         self.changes.removeAll(keepingCapacity: true)
     }
 
+    /// What breaks the invariants of the slots and their undo logs (empty when they hold): each
+    /// kind's own, and the kinds kept side by side (an entry and its decision, an app and its id, a
+    /// user and its id) as many and committed together.
+    var slotViolations: [String] {
+        var found: [String] = []
+        func check<Element>(_ name: String, _ slots: UndoableArray<Element>) {
+            found += slots.violations.map { "\(name): \($0)" }
+        }
+        func pair<A, B>(_ name: String, _ slots: UndoableArray<A>, _ side: UndoableArray<B>) {
+            if slots.count != side.count || slots.committedCount != side.committedCount {
+                found.append(
+                    "\(name): \(slots.count) slots (\(slots.committedCount) committed) beside \(side.count) (\(side.committedCount))")
+            }
+        }
+        check("entries", self.entries)
+        check("decisions", self.decisions)
+        check("apps", self.apps)
+        check("app ids", self.appIDBySlot)
+        check("users", self.users)
+        check("user ids", self.userIDByNumber)
+        check("sender rings", self.senderRings)
+        check("rate windows", self.rateWindows)
+        pair("entries and decisions", self.entries, self.decisions)
+        pair("apps and their ids", self.apps, self.appIDBySlot)
+        pair("users and their ids", self.users, self.userIDByNumber)
+        return found
+    }
+
     /// What the state is now, as a rollback would return to it.
     var commitPoint: CommitPoint {
         CommitPoint(
-            entries: self.entries.count, apps: self.apps.count, users: self.users.count, freeEntry: self.freeEntry,
-            freeApp: self.freeApp, freeUsers: self.freeUsers.count, freeSenderRings: self.freeSenderRings.count,
-            freeRateWindows: self.freeRateWindows.count, liveEntries: self.liveEntries,
-            droppedUnread: self.droppedUnread, forgottenEntries: self.forgottenEntries,
-            senderRings: self.senderRings.count, rateWindows: self.rateWindows.count, idBytes: self.idBytes.count)
+            freeEntry: self.freeEntry, freeApp: self.freeApp, freeUsers: self.freeUsers.count,
+            freeSenderRings: self.freeSenderRings.count, freeRateWindows: self.freeRateWindows.count,
+            liveEntries: self.liveEntries, droppedUnread: self.droppedUnread, forgottenEntries: self.forgottenEntries,
+            idBytes: self.idBytes.count)
     }
 
     /// Puts everything back as of the last commit, in time proportional to what changed since.
     public mutating func rollback() {
         self.restoreLastUser = StateIndex.none  // it may be a user the rollback removes
         // The table first forgets the entries as they are now, then learns them as they were.
-        for record in self.undo {
-            if case .entry(let index, _) = record { self.unindex(index) }
+        let changedEntries = self.entries.beforeImages.map(\.slot)
+        for index in changedEntries { self.unindex(index) }
+        for index in self.entries.committedCount..<self.entries.count { self.unindex(UInt32(index)) }
+        self.entries.rollBack()
+        self.decisions.rollBack()
+        self.apps.rollBack()
+        self.appIDBySlot.rollBack()
+        for userID in self.userIDByNumber.appendedSinceCommit { self.userNumbers[userID] = nil }
+        self.userIDByNumber.rollBack { user, current, committed in
+            if self.userNumbers[current] == user { self.userNumbers[current] = nil }
+            if !committed.isEmpty { self.userNumbers[committed] = user }
         }
-        for index in self.committed.entries..<self.entries.count { self.unindex(UInt32(index)) }
         for record in self.undo.reversed() {
             switch record {
-            case .entry(let index, let entry): self.entries[Int(index)] = entry
-            case .decision(let index, let decision): self.decisions[Int(index)] = decision
-            case .app(let index, let app): self.apps[Int(index)] = app
-            case .user(let index, let user): self.users[Int(index)] = user
-            case .appID(let index, let appID): self.appIDBySlot[Int(index)] = appID
-            case .userID(let index, let userID):
-                let current = self.userIDByNumber[Int(index)]
-                if self.userNumbers[current] == index { self.userNumbers[current] = nil }
-                self.userIDByNumber[Int(index)] = userID
-                if !userID.isEmpty { self.userNumbers[userID] = index }
-            case .senders(let index, let senders): self.senderRings[Int(index)] = senders
-            case .rate(let index, let window): self.rateWindows[Int(index)] = window
             case .transition(let user, let slot): self.rollBackTransition(user: user, to: slot)
             case .status(let user, let slot): self.statusSlots[user] = slot
             }
         }
-        self.senderRings.removeSubrange(self.committed.senderRings...)
-        self.rateWindows.removeSubrange(self.committed.rateWindows...)
-        self.entries.removeSubrange(self.committed.entries...)
-        self.decisions.removeSubrange(self.committed.entries...)
-        self.idBytes.removeSubrange(self.committed.idBytes...)
-        self.apps.removeSubrange(self.committed.apps...)
-        self.appIDBySlot.removeSubrange(self.committed.apps...)
-        for userID in self.userIDByNumber[self.committed.users...] { self.userNumbers[userID] = nil }
-        for user in UInt32(self.committed.users)..<UInt32(self.users.count) {
+        for user in UInt32(self.users.committedCount)..<UInt32(self.users.count) {
             self.statusSlots[user] = nil
             self.rollBackTransition(user: user, to: nil)
         }
-        self.users.removeSubrange(self.committed.users...)
-        self.userIDByNumber.removeSubrange(self.committed.users...)
+        self.users.rollBack()
+        self.senderRings.rollBack()
+        self.rateWindows.rollBack()
+        self.idBytes.removeSubrange(self.committed.idBytes...)
         // By each entry as it is again: an entry freed and reused since the commit has several
         // before-images, of different keys, and only the oldest is what it is now.
-        for record in self.undo {
-            guard case .entry(let index, _) = record else { continue }
+        for index in changedEntries {
             let entry = self.entries[Int(index)]
             guard entry.has(StateEntry.alive), self.findEntry(user: entry.user, idHash: entry.idHash) == nil
             else { continue }

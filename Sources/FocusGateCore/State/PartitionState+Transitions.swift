@@ -153,7 +153,7 @@ extension PartitionState {
         let slot = self.transitionSlots[user]
         let current = slot?.at ?? .max
         guard current != at else { return }
-        if Int(user) < self.committed.users { self.undo.append(.transition(user, slot)) }
+        if Int(user) < self.users.committedCount { self.undo.append(.transition(user, slot)) }
         self.transitionSlots[user] = TransitionSlot(at: at, isDirty: true)
         if slot?.isDirty != true { self.changes.append(.transition(user: user)) }
         self.transitionQueue.set(user, at: instant)

@@ -9,8 +9,9 @@
 ///   through the entries: admitting, reading and dropping the oldest are constant time.
 /// - Each (user, app) keeps its badge as a count, updated per change; only a different context
 ///   (version, or Focus on/off) recounts the app's unread notifications.
-/// - Changes since the last commit are an undo log of before-images (``rollback()``) and a list
-///   of changed changelog keys, each written once per commit (``writeChanges(_:)``).
+/// - Changes since the last commit are the slots' before-images (each kind an ``UndoableArray``,
+///   for ``rollback()``) and a list of changed changelog keys, each written once per commit
+///   (``writeChanges(_:)``).
 ///
 /// A notification is a duplicate while its id is remembered for the user: in the user's last
 /// ``dedupeWindow`` notifications, or still unread. Not `Sendable` by use: the worker that owns
@@ -23,28 +24,29 @@ public struct PartitionState {
     /// Notifications a summary names per app (`summaries.maxItemsPerApp`).
     public let summaryItemsPerApp: Int
 
-    var entries: [StateEntry] = []
-    var apps: [AppSlot] = []
-    var users: [UserSlot] = []
+    // The slots, each kind with its own undo log (``UndoableArray``).
+    var entries = UndoableArray<StateEntry>()
+    var apps = UndoableArray<AppSlot>()
+    var users = UndoableArray<UserSlot>()
     /// By user number and by app slot.
-    var userIDByNumber: [String] = []
-    var appIDBySlot: [String] = []
+    var userIDByNumber = UndoableArray<String>()
+    var appIDBySlot = UndoableArray<String>()
     /// One copy of each app id, shared by the app slots (an event's app id is a fresh string).
     var appIDCopies: [String: String] = [:]
     var userNumbers: [String: UInt32] = [:]
     /// The criteria and sender of the entries, each distinct pair kept once.
     var attributes = AttributePool()
     /// Recent senders per user (``UserSlot/senderRing``), for repeated-sender breakthrough.
-    var senderRings: [SenderRing] = []
+    var senderRings = UndoableArray<SenderRing>()
     /// Rate-limit windows (``UserSlot/rateWindow``), each user's linked through ``RateWindow/next``.
-    var rateWindows: [RateWindow] = []
+    var rateWindows = UndoableArray<RateWindow>()
     var transitionSlots: [UInt32: TransitionSlot] = [:]
     var statusSlots: [UInt32: StatusSlot] = [:]
     var statusUpdates: [FocusStatusUpdate] = []
     var statusUpdateIndex: [UInt32: Int] = [:]
     var summaries: [FocusSummary] = []
     /// How each entry was decided, at the entry's index (what the history and summaries say).
-    var decisions: [DecisionRecord] = []
+    var decisions = UndoableArray<DecisionRecord>()
     /// The entries' notification ids, back to back (``DecisionRecord/idStart``): one growing
     /// buffer rather than a string each. Ids of entries that are gone stay until the buffer has
     /// doubled since it was last compacted, right after a commit (``compactIDs()``).
@@ -99,7 +101,7 @@ public struct PartitionState {
         var appID: String
     }
 
-    // Since the last commit.
+    // Since the last commit, besides the slots' own before-images.
     var undo: [StateUndo] = []
     var changes: [StateChange] = []
     /// Changes that ``writeChanges(_:)`` went through (and cleared the marks of).
@@ -108,11 +110,8 @@ public struct PartitionState {
     /// While restoring: the user of the last record applied.
     var restoreLastUser = StateIndex.none
 
-    /// What a rollback returns to besides the before-images.
+    /// What a rollback returns to besides the slots.
     struct CommitPoint {
-        var entries = 0
-        var apps = 0
-        var users = 0
         var freeEntry = StateIndex.none
         var freeApp = StateIndex.none
         var freeUsers = 0
@@ -121,8 +120,6 @@ public struct PartitionState {
         var liveEntries = 0
         var droppedUnread = 0
         var forgottenEntries = 0
-        var senderRings = 0
-        var rateWindows = 0
         var idBytes = 0
     }
 

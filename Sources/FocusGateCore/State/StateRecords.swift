@@ -335,20 +335,9 @@ struct RateWindowPlaces {
     var otherApps = 0
 }
 
-/// A before-image in the undo log: what a record was at the commit (or at its first change since).
+/// A before-image of what is not kept in slots (``UndoableArray`` keeps those): a user's Focus
+/// timer and status as they were at the commit (or at their first change since).
 enum StateUndo {
-    case entry(UInt32, StateEntry)
-    /// The decision record of an entry reused since the commit.
-    case decision(UInt32, DecisionRecord)
-    case app(UInt32, AppSlot)
-    case user(UInt32, UserSlot)
-    /// A freed app slot reused for another app.
-    case appID(UInt32, String)
-    /// A freed user number reused for another user (``PartitionState/internUser(_:)``): the id
-    /// it had (empty: none).
-    case userID(UInt32, String)
-    case senders(UInt32, SenderRing)
-    case rate(UInt32, RateWindow)
     case transition(UInt32, TransitionSlot?)
     case status(UInt32, StatusSlot?)
 }
