@@ -50,7 +50,9 @@ struct UndoableArrayTests {
         #expect(rollbacks > 100)
     }
 
-    @Test("only slots that existed at the commit and were changed through modify or replace keep an image, one per change")
+    @Test(
+        "only slots that existed at the commit and were changed through modify or replace keep an image, one per change"
+    )
     func imagesOnlyForCommittedChanges() {
         var slots = UndoableArray<Int>()
         for value in 0..<100_000 { slots.append(value) }

@@ -85,7 +85,8 @@ extension PartitionState {
         func pair<A, B>(_ name: String, _ slots: UndoableArray<A>, _ side: UndoableArray<B>) {
             if slots.count != side.count || slots.committedCount != side.committedCount {
                 found.append(
-                    "\(name): \(slots.count) slots (\(slots.committedCount) committed) beside \(side.count) (\(side.committedCount))")
+                    "\(name): \(slots.count) slots (\(slots.committedCount) committed) beside \(side.count) (\(side.committedCount))"
+                )
             }
         }
         check("entries", self.entries)

@@ -67,7 +67,9 @@ struct UndoableArray<Element>: RandomAccessCollection, MutableCollection {
 
     /// Puts every slot back as of the commit: the images newest first (each given to `restoring`
     /// with the slot as it is, before it is overwritten), then the slots appended since dropped.
-    mutating func rollBack(restoring: (_ slot: UInt32, _ current: Element, _ committed: Element) -> Void = { _, _, _ in }) {
+    mutating func rollBack(
+        restoring: (_ slot: UInt32, _ current: Element, _ committed: Element) -> Void = { _, _, _ in }
+    ) {
         for (slot, image) in self.beforeImages.reversed() {
             restoring(slot, self.elements[Int(slot)], image)
             self.elements[Int(slot)] = image
