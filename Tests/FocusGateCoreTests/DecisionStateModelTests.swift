@@ -148,7 +148,7 @@ struct DecisionStateModelTests {
             }
             try #require(state.table.count == state.entryCount, "step \(step): the entry table's count")
             try #require(state.table.violations(keys: state.entries.elements).isEmpty, "step \(step): the entry table")
-            try #require(state.slotViolations.isEmpty, "step \(step): \(state.slotViolations)")
+            try #require(state.partViolations.isEmpty, "step \(step): \(state.partViolations)")
         }
         #expect(
             reasons.isSuperset(of: ["rate-limited", "repeated-sender", "person-allowed", "app-silenced", "duplicate"]),

@@ -218,7 +218,7 @@ struct PartitionStateModelTests {
             }
             // The entry table holds every remembered notification, reachable from its home.
             try #require(state.table.count == state.entryCount, "step \(step): the entry table's count")
-            let violations = state.table.violations(keys: state.entries.elements) + state.slotViolations
+            let violations = state.table.violations(keys: state.entries.elements) + state.partViolations
             try #require(violations.isEmpty, "step \(step): \(violations)")
         }
         state.writeChanges { key, value in log.append((key, value)) }

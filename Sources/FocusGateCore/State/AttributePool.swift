@@ -55,6 +55,25 @@ struct AttributePool {
         self.values.count >= 1024 && self.values.count >= 2 * self.sizeAfterCollection
     }
 
+    /// What breaks the pool's invariants (empty when they hold): each value kept once, under
+    /// its number, and never "neither".
+    var violations: [String] {
+        var found: [String] = []
+        if self.numbers.count != self.values.count {
+            found.append("\(self.values.count) values but \(self.numbers.count) numbers")
+        }
+        for (index, value) in self.values.enumerated() {
+            if value.isNone { found.append("number \(index + 1) holds neither criteria nor sender") }
+            if self.numbers[value] != UInt32(index + 1) {
+                found.append("number \(index + 1) is found as \(self.numbers[value].map(String.init) ?? "nothing")")
+            }
+        }
+        if self.sizeAfterCollection > self.values.count {
+            found.append("size after collection \(self.sizeAfterCollection) above the size \(self.values.count)")
+        }
+        return found
+    }
+
     /// Keeps only the numbers `used` marks (indexed by number), renumbering them; returns the
     /// new number of each old one (`0` for dropped ones).
     mutating func collect(keeping used: [Bool]) -> [UInt32] {

@@ -74,10 +74,11 @@ extension PartitionState {
         self.changes.removeAll(keepingCapacity: true)
     }
 
-    /// What breaks the invariants of the slots and their undo logs (empty when they hold): each
-    /// kind's own, and the kinds kept side by side (an entry and its decision, an app and its id, a
-    /// user and its id) as many and committed together.
-    var slotViolations: [String] {
+    /// What breaks the invariants of the state's parts (empty when they hold): each kind of slot
+    /// with its undo log, the kinds kept side by side (an entry and its decision, an app and its
+    /// id, a user and its id) as many and committed together, and the attribute pool. The entry
+    /// table's are ``EntryTable/violations(keys:)``.
+    var partViolations: [String] {
         var found: [String] = []
         func check<Element>(_ name: String, _ slots: UndoableArray<Element>) {
             found += slots.violations.map { "\(name): \($0)" }
@@ -100,6 +101,7 @@ extension PartitionState {
         pair("entries and decisions", self.entries, self.decisions)
         pair("apps and their ids", self.apps, self.appIDBySlot)
         pair("users and their ids", self.users, self.userIDByNumber)
+        found += self.attributes.violations.map { "attributes: \($0)" }
         return found
     }
 
