@@ -85,15 +85,57 @@ struct EntryTableTests {
         var table = EntryTable(capacity: 4)
         let entries = (0..<40).map { Self.entry(user: $0 % 3, idHash: UInt64($0)) }
         for index in 0..<2 { table.insert(UInt32(index), in: entries) }
-        table.reserve(40, in: entries)
+        table.reserve(40)
         #expect(table.slots.count == 128 && table.violations(keys: entries).isEmpty)
         for index in 0..<2 {
             #expect(table.find(user: entries[index].user, idHash: UInt64(index), in: entries) == UInt32(index))
         }
         for index in 2..<40 { table.insert(UInt32(index), in: entries) }
         #expect(table.slots.count == 128 && table.violations(keys: entries).isEmpty)
-        table.reserve(10, in: entries)
+        table.reserve(10)
         #expect(table.slots.count == 128, "never shrinks")
+    }
+
+    @Test(
+        "a lookup of an absent key, a removal's backward shift and a growth read no entry but the one looked up or removed: each slot keeps its key's hash"
+    )
+    func slotsKeepTheirHash() throws {
+        // 60 keys, half of them sharing one home slot: long runs to shift back.
+        var table = EntryTable(seed: 0, capacity: 8)
+        var keys: [Key] = []
+        var candidate: UInt64 = 0
+        while keys.count < 30 {
+            if EntryTable.home(user: 1, idHash: candidate, seed: 0) & 127 == 5 {
+                keys.append(Key(user: 1, idHash: candidate))
+            }
+            candidate += 1
+        }
+        keys += (0..<30).map { Key(user: 2, idHash: UInt64($0) * 7_919) }
+        let entries = keys.map { Self.entry(user: $0.user, idHash: $0.idHash) }
+        for index in entries.indices { table.insert(UInt32(index), in: entries) }
+        // What the caller passes holds only the entry at hand: every other key is wrong.
+        func only(_ index: Int) -> [StateEntry] {
+            var blind = Array(repeating: Self.entry(user: 9, idHash: 9), count: entries.count)
+            blind[index] = entries[index]
+            return blind
+        }
+        #expect(table.find(user: 1, idHash: candidate + 1, in: only(0)) == nil)
+        for index in stride(from: 0, to: 60, by: 3) {
+            table.remove(UInt32(index), in: only(index))
+            try #require(
+                table.violations(keys: entries).isEmpty, "after removing \(index): \(table.violations(keys: entries))")
+        }
+        table.reserve(1_000)
+        #expect(table.slots.count == 2_048 && table.violations(keys: entries).isEmpty)
+        for index in entries.indices {
+            #expect(
+                table.find(user: keys[index].user, idHash: keys[index].idHash, in: entries)
+                    == (index % 3 == 0 ? nil : UInt32(index)))
+        }
+        // A slot's hash that is not its entry's key's is a violation.
+        var wrong = entries
+        wrong[1].idHash ^= 1
+        #expect(table.violations(keys: wrong).contains { $0.contains("another key's hash") })
     }
 
     @Test("ids chosen to share a slot of the unseeded table are spread in a table of its own seed")

@@ -2,20 +2,26 @@
 /// table of entry indices with linear probing, a power of two long, grown when half full, and
 /// backward-shift deletion (no tombstones, so a lookup never walks what was removed).
 ///
-/// The table holds 4-byte indices only (index + 1, `0`: empty): the keys are the entries' own
-/// `user` and `idHash`, read from the entry array the caller passes, so a lookup touches one slot
-/// and the entry it points at. The caller keeps the two in step: an entry is inserted once while
-/// its key is not in the table, and removed (or its key left unchanged) before its key changes.
+/// A slot holds an entry's index (+ 1, `0`: empty) beside the low 32 bits of its key's home
+/// hash: the keys are the entries' own `user` and `idHash`, read from the entry array the caller
+/// passes only when the stored hash matches. So a lookup of an absent key (every new
+/// notification's dedupe check) reads slots only, a hit reads the one entry it finds, and a
+/// removal's backward shift and a growth's rehash read no entry at all: with a large state the
+/// entries are far apart in memory, and each one read is a cache miss. The caller keeps the table
+/// and the entries in step: an entry is inserted once while its key is not in the table, and
+/// removed (or its key left unchanged) before its key changes.
 ///
 /// A key's home slot mixes a seed drawn per table into the id's hash: the hashes are FNV-1a of
 /// ids that producers choose, and without the seed ids chosen to share a slot would make every
 /// lookup of their user walk them all.
 ///
 /// Invariants (``violations(keys:)``): ``count`` slots are occupied; no entry is stored twice;
-/// each stored entry is reached from its key's home slot without crossing an empty slot.
+/// each slot's hash is its entry's key's; each stored entry is reached from its key's home slot
+/// without crossing an empty slot.
 struct EntryTable {
-    /// Entry index + 1 per slot, `0` for empty.
-    private(set) var slots: [UInt32]
+    /// Per slot: entry index + 1 in the low 32 bits (`0`: empty), the key's home hash (its low 32
+    /// bits) in the high ones.
+    private(set) var slots: [UInt64]
     /// Occupied slots.
     private(set) var count = 0
     let seed: UInt64
@@ -23,6 +29,7 @@ struct EntryTable {
     /// An empty table of `capacity` slots (a power of two, at least 2).
     init(seed: UInt64 = .random(in: .min ... .max), capacity: Int = 64) {
         precondition(capacity >= 2 && capacity & (capacity - 1) == 0, "a power of two of at least 2 slots")
+        precondition(capacity <= Self.maxCapacity, "at most 2³² slots: a slot's hash is 32 bits")
         self.seed = seed
         self.slots = Array(repeating: 0, count: capacity)
     }
@@ -31,12 +38,16 @@ struct EntryTable {
     @inline(__always)
     func find(user: UInt32, idHash: UInt64, in entries: [StateEntry]) -> UInt32? {
         let mask = self.slots.count - 1
-        var slot = self.home(user: user, idHash: idHash) & mask
+        let hash = UInt32(truncatingIfNeeded: self.home(user: user, idHash: idHash))
+        var slot = Int(hash) & mask
         while true {
             let stored = self.slots[slot]
             if stored == 0 { return nil }
-            let entry = entries[Int(stored - 1)]
-            if entry.idHash == idHash && entry.user == user { return stored - 1 }
+            if UInt32(truncatingIfNeeded: stored >> 32) == hash {
+                let index = Self.index(stored)
+                let entry = entries[Int(index)]
+                if entry.idHash == idHash && entry.user == user { return index }
+            }
             slot = (slot + 1) & mask
         }
     }
@@ -44,8 +55,10 @@ struct EntryTable {
     /// Adds `entry`, whose key the table does not hold yet; grows the table first when it would be
     /// more than half full.
     mutating func insert(_ entry: UInt32, in entries: [StateEntry]) {
-        if (self.count + 1) * 2 > self.slots.count { self.grow(in: entries) }
-        self.place(entry + 1, key: entries[Int(entry)])
+        if (self.count + 1) * 2 > self.slots.count { self.grow() }
+        let key = entries[Int(entry)]
+        let hash = UInt32(truncatingIfNeeded: self.home(user: key.user, idHash: key.idHash))
+        self.place(UInt64(hash) << 32 | UInt64(entry + 1))
         self.count += 1
     }
 
@@ -55,8 +68,11 @@ struct EntryTable {
     mutating func remove(_ entry: UInt32, in entries: [StateEntry]) {
         let key = entries[Int(entry)]
         let mask = self.slots.count - 1
-        var hole = self.home(user: key.user, idHash: key.idHash) & mask
-        while self.slots[hole] != entry + 1 {
+        let stored =
+            UInt64(UInt32(truncatingIfNeeded: self.home(user: key.user, idHash: key.idHash))) << 32
+            | UInt64(entry + 1)
+        var hole = Self.homeSlot(stored, mask: mask)
+        while self.slots[hole] != stored {
             if self.slots[hole] == 0 { return }
             hole = (hole + 1) & mask
         }
@@ -65,8 +81,7 @@ struct EntryTable {
             probe = (probe + 1) & mask
             let moving = self.slots[probe]
             if moving == 0 { break }
-            let movingKey = entries[Int(moving - 1)]
-            let home = self.home(user: movingKey.user, idHash: movingKey.idHash) & mask
+            let home = Self.homeSlot(moving, mask: mask)
             // The entry at `probe` may move back into the hole unless its home lies in (hole, probe].
             let stays = hole <= probe ? (home > hole && home <= probe) : (home > hole || home <= probe)
             if !stays {
@@ -76,6 +91,20 @@ struct EntryTable {
         }
         self.slots[hole] = 0
         self.count -= 1
+    }
+
+    static let maxCapacity = 1 << 32
+
+    /// The entry index a slot holds.
+    @inline(__always)
+    static func index(_ stored: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: stored) &- 1
+    }
+
+    /// The home slot of what a slot holds, from its hash alone.
+    @inline(__always)
+    static func homeSlot(_ stored: UInt64, mask: Int) -> Int {
+        Int(stored >> 32) & mask
     }
 
     /// The home slot of (`user`, `idHash`), before masking, under this table's seed.
@@ -93,10 +122,10 @@ struct EntryTable {
         return Int(truncatingIfNeeded: mixed)
     }
 
-    /// The first free slot from `key`'s home on takes `stored`.
-    private mutating func place(_ stored: UInt32, key: StateEntry) {
+    /// The first free slot from its home on takes `stored`.
+    private mutating func place(_ stored: UInt64) {
         let mask = self.slots.count - 1
-        var slot = self.home(user: key.user, idHash: key.idHash) & mask
+        var slot = Self.homeSlot(stored, mask: mask)
         while self.slots[slot] != 0 { slot = (slot + 1) & mask }
         self.slots[slot] = stored
     }
@@ -104,20 +133,22 @@ struct EntryTable {
     /// Grows the table now, if it must, so that it holds `count` entries without growing: a
     /// growth rehashes every entry, work better done where it stalls nothing (at the end of a
     /// restore) than at the record that happens to cross the half.
-    mutating func reserve(_ count: Int, in entries: [StateEntry]) {
+    mutating func reserve(_ count: Int) {
         var capacity = self.slots.count
         while count * 2 > capacity { capacity *= 2 }
-        if capacity > self.slots.count { self.rehash(capacity: capacity, in: entries) }
+        if capacity > self.slots.count { self.rehash(capacity: capacity) }
     }
 
-    private mutating func grow(in entries: [StateEntry]) {
-        self.rehash(capacity: self.slots.count * 2, in: entries)
+    private mutating func grow() {
+        self.rehash(capacity: self.slots.count * 2)
     }
 
-    private mutating func rehash(capacity: Int, in entries: [StateEntry]) {
+    /// Places every stored entry again by its slot's hash: no entry is read.
+    private mutating func rehash(capacity: Int) {
+        precondition(capacity <= Self.maxCapacity, "at most 2³² slots: a slot's hash is 32 bits")
         let old = self.slots
         self.slots = Array(repeating: 0, count: capacity)
-        for stored in old where stored != 0 { self.place(stored, key: entries[Int(stored - 1)]) }
+        for stored in old where stored != 0 { self.place(stored) }
     }
 
     /// What breaks the invariants, as sentences (none: they hold). Walks the whole table: for
@@ -130,16 +161,21 @@ struct EntryTable {
         var seen = Set<UInt32>()
         let mask = self.slots.count - 1
         for (slot, stored) in self.slots.enumerated() where stored != 0 {
-            if !seen.insert(stored).inserted { found.append("entry \(stored - 1) stored twice") }
-            guard Int(stored - 1) < entries.count else {
-                found.append("slot \(slot) holds entry \(stored - 1), past the entries")
+            let index = Self.index(stored)
+            if !seen.insert(index).inserted { found.append("entry \(index) stored twice") }
+            guard Int(index) < entries.count else {
+                found.append("slot \(slot) holds entry \(index), past the entries")
                 continue
             }
-            let key = entries[Int(stored - 1)]
-            var probe = self.home(user: key.user, idHash: key.idHash) & mask
+            let key = entries[Int(index)]
+            let hash = UInt32(truncatingIfNeeded: self.home(user: key.user, idHash: key.idHash))
+            if UInt32(truncatingIfNeeded: stored >> 32) != hash {
+                found.append("slot \(slot) holds entry \(index) with another key's hash")
+            }
+            var probe = Int(hash) & mask
             while probe != slot {
                 if self.slots[probe] == 0 {
-                    found.append("entry \(stored - 1) at slot \(slot) cut off from its home by empty slot \(probe)")
+                    found.append("entry \(index) at slot \(slot) cut off from its home by empty slot \(probe)")
                     break
                 }
                 probe = (probe + 1) & mask

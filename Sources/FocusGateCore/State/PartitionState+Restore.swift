@@ -367,7 +367,7 @@ extension PartitionState {
         // its older id behind; and without a size after compaction, the first commit would compact
         // them all), and room in the entry table for as many entries again.
         self.compactIDs()
-        self.table.reserve(2 * self.table.count, in: self.entries.elements)
+        self.table.reserve(2 * self.table.count)
         self.commitSlots()
     }
 
