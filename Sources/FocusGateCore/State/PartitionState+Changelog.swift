@@ -199,7 +199,7 @@ extension PartitionState {
                 }
             }
         }
-        self.changesWritten = self.changes.count
+        self.changes.markWritten()
     }
 
     private enum Encoded { case nothing, tombstone, record }

@@ -26,8 +26,7 @@ extension PartitionState {
     public mutating func commit() {
         self.undo.removeAll(keepingCapacity: true)
         // Written changes had their marks cleared already; clear those the caller did not write.
-        self.clearMarks(of: self.changesWritten)
-        self.changesWritten = 0
+        self.clearMarks(of: self.changes.written)
         self.clearPendingBadgeUpdates()
         if self.attributes.needsCollection { self.collectAttributes() }
         if self.idBytes.count >= 1 << 16 && self.idBytes.count >= 2 * self.idBytesAfterCompaction { self.compactIDs() }
@@ -71,13 +70,13 @@ extension PartitionState {
                 continue
             }
         }
-        self.changes.removeAll(keepingCapacity: true)
+        self.changes.removeAll()
     }
 
     /// What breaks the invariants of the state's parts (empty when they hold): each kind of slot
     /// with its undo log, the kinds kept side by side (an entry and its decision, an app and its
-    /// id, a user and its id) as many and committed together, and the attribute pool. The entry
-    /// table's are ``EntryTable/violations(keys:)``.
+    /// id, a user and its id) as many and committed together, the attribute pool, and the change
+    /// set (every marked slot listed). The entry table's are ``EntryTable/violations(keys:)``.
     var partViolations: [String] {
         var found: [String] = []
         func check<Element>(_ name: String, _ slots: UndoableArray<Element>) {
@@ -102,6 +101,7 @@ extension PartitionState {
         pair("apps and their ids", self.apps, self.appIDBySlot)
         pair("users and their ids", self.users, self.userIDByNumber)
         found += self.attributes.violations.map { "attributes: \($0)" }
+        found += self.markViolations
         return found
     }
 
@@ -176,8 +176,7 @@ extension PartitionState {
         self.droppedUnread = self.committed.droppedUnread
         self.forgottenEntries = self.committed.forgottenEntries
         self.undo.removeAll(keepingCapacity: true)
-        self.changes.removeAll(keepingCapacity: true)
-        self.changesWritten = 0
+        self.changes.removeAll()
         self.clearPendingBadgeUpdates()
     }
 

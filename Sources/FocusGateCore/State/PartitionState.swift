@@ -103,9 +103,7 @@ public struct PartitionState {
 
     // Since the last commit, besides the slots' own before-images.
     var undo: [StateUndo] = []
-    var changes: [StateChange] = []
-    /// Changes that ``writeChanges(_:)`` went through (and cleared the marks of).
-    var changesWritten = 0
+    var changes = ChangeSet()
     var committed = CommitPoint()
     /// While restoring: the user of the last record applied.
     var restoreLastUser = StateIndex.none
