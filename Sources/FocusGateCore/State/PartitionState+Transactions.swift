@@ -75,8 +75,9 @@ extension PartitionState {
 
     /// What breaks the invariants of the state's parts (empty when they hold): each kind of slot
     /// with its undo log, the kinds kept side by side (an entry and its decision, an app and its
-    /// id, a user and its id) as many and committed together, the attribute pool, and the change
-    /// set (every marked slot listed). The entry table's are ``EntryTable/violations(keys:)``.
+    /// id, a user and its id) as many and committed together, the attribute pool, the change set
+    /// (every marked slot listed) and the lists threaded through the slots. The entry table's are
+    /// ``EntryTable/violations(keys:)``.
     var partViolations: [String] {
         var found: [String] = []
         func check<Element>(_ name: String, _ slots: UndoableArray<Element>) {
@@ -102,6 +103,7 @@ extension PartitionState {
         pair("users and their ids", self.users, self.userIDByNumber)
         found += self.attributes.violations.map { "attributes: \($0)" }
         found += self.markViolations
+        found += self.listViolations
         return found
     }
 
