@@ -52,10 +52,6 @@ struct UndoableArray<Element>: RandomAccessCollection, MutableCollection {
         self.elements.append(element)
     }
 
-    mutating func reserveCapacity(_ capacity: Int) {
-        self.elements.reserveCapacity(capacity)
-    }
-
     /// The slots appended since the commit.
     var appendedSinceCommit: ArraySlice<Element> { self.elements[self.committedCount...] }
 
