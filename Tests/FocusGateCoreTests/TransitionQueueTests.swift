@@ -42,4 +42,41 @@ struct TransitionQueueTests {
             last = timer
         }
     }
+
+    @Test(
+        "a rollback returns the heap to exactly its committed places, each user's place with it, whatever was set, cleared or popped since",
+        arguments: 1...6)
+    func rollsBackToTheCommit(seed: UInt64) throws {
+        var random = SeededGenerator(state: seed)
+        var queue = TransitionQueue()
+        var model: [UInt32: Int64] = [:]
+        var committed = (timers: [(Int64, UInt32)](), model: [UInt32: Int64]())
+        for step in 0..<4_000 {
+            let user = UInt32.random(in: 0..<150, using: &random)
+            switch Int.random(in: 0..<20, using: &random) {
+            case 0..<10:
+                let at = Int64.random(in: 0..<40, using: &random)
+                queue.set(user, at: at)
+                model[user] = at
+            case 10..<14:
+                queue.set(user, at: nil)
+                model[user] = nil
+            case 14..<17:
+                if let popped = queue.popFirst() { model[popped.user] = nil }
+            case 17:
+                queue.commit()
+                committed = (queue.timers.map { ($0.at, $0.user) }, model)
+            default:
+                queue.rollBack()
+                model = committed.model
+                let timers = queue.timers.map { ($0.at, $0.user) }
+                try #require(timers.elementsEqual(committed.timers, by: ==), "step \(step): the committed places")
+            }
+            try #require(queue.violations() == [], "step \(step)")
+            try #require(queue.count == model.count, "step \(step)")
+            for each in UInt32(0)..<150 {
+                try #require(queue.instant(of: each) == model[each], "step \(step), user \(each)")
+            }
+        }
+    }
 }

@@ -44,6 +44,7 @@ extension PartitionState {
         self.userIDByNumber.commit()
         self.senderRings.commit()
         self.rateWindows.commit()
+        self.transitionQueue.commit()
         self.committed = self.commitPoint
     }
 
@@ -102,6 +103,10 @@ extension PartitionState {
         pair("apps and their ids", self.apps, self.appIDBySlot)
         pair("users and their ids", self.users, self.userIDByNumber)
         found += self.attributes.violations.map { "attributes: \($0)" }
+        found += self.transitionQueue.violations().map { "timers: \($0)" }
+        for timer in self.transitionQueue.timers where self.transitionSlots[timer.user]?.at != timer.at {
+            found.append("timers: user \(timer.user)'s timer at \(timer.at) is not its slot's")
+        }
         found += self.markViolations
         found += self.listViolations
         return found
@@ -119,8 +124,13 @@ extension PartitionState {
     /// Puts everything back as of the last commit, in time proportional to what changed since.
     public mutating func rollback() {
         self.restoreLastUser = StateIndex.none  // it may be a user the rollback removes
-        // The table first forgets the entries as they are now, then learns them as they were.
-        let changedEntries = self.entries.beforeImages.map(\.slot)
+        // The table first forgets the entries as they are now, then learns them as they were:
+        // only those whose key (or life) a change since the commit made another, since an entry
+        // changed in place (its links, its flags) is where the table has it already, and its
+        // table slot, untouched since the commit, is likely out of the cache.
+        let changedEntries = self.entries.beforeImages.compactMap { slot, image in
+            self.entries[Int(slot)].sameKey(as: image) ? nil : slot
+        }
         for index in changedEntries { self.unindex(index) }
         for index in self.entries.committedCount..<self.entries.count { self.unindex(UInt32(index)) }
         self.entries.rollBack()
@@ -134,14 +144,15 @@ extension PartitionState {
         }
         for record in self.undo.reversed() {
             switch record {
-            case .transition(let user, let slot): self.rollBackTransition(user: user, to: slot)
+            case .transition(let user, let slot): self.transitionSlots[user] = slot
             case .status(let user, let slot): self.statusSlots[user] = slot
             }
         }
         for user in UInt32(self.users.committedCount)..<UInt32(self.users.count) {
             self.statusSlots[user] = nil
-            self.rollBackTransition(user: user, to: nil)
+            self.transitionSlots[user] = nil
         }
+        self.transitionQueue.rollBack()
         self.users.rollBack()
         self.senderRings.rollBack()
         self.rateWindows.rollBack()

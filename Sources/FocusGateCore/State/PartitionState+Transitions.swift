@@ -12,6 +12,11 @@ struct TransitionTimer {
 /// is O(log n) and the heap never holds more timers than users that have one. Four children a
 /// node halve a binary heap's depth (10 levels for 1,000,000 users), and a timer moving through
 /// it is written once where it stops, the timers it passes moved up or down one place each.
+///
+/// The queue keeps its own undo log: every place of the heap as of the last ``commit()`` keeps
+/// its before-image when it is written or removed, and ``rollBack()`` writes the images back. A
+/// rollback so touches only the places the changes wrote (lately in the cache), instead of
+/// moving each changed timer back through the heap, a walk of cold lines with a million users.
 struct TransitionQueue {
     private static let arity = 4
 
@@ -19,6 +24,10 @@ struct TransitionQueue {
     /// Each user's place in ``timers`` by user number (`-1`: none), as far as the highest user
     /// number that had a timer: 4 bytes a user.
     private var positions: [Int32] = []
+    /// How many timers the heap held at the commit.
+    private var committedCount = 0
+    /// Before-images of places below ``committedCount``, in the order they were taken.
+    private var beforeImages: [(position: Int32, timer: TransitionTimer)] = []
 
     var first: TransitionTimer? { self.timers.first }
     var count: Int { self.timers.count }
@@ -38,6 +47,7 @@ struct TransitionQueue {
         if let position = self.position(of: user) {
             guard let instant else { return self.remove(at: position) }
             let earlier = instant < self.timers[position].at
+            self.keepImage(of: position)
             self.timers[position].at = instant
             if earlier { self.siftUp(position) } else { self.siftDown(position) }
         } else if let instant {
@@ -56,16 +66,57 @@ struct TransitionQueue {
         return first
     }
 
+    /// Empties the queue, as committed.
     mutating func removeAll() {
         self.timers.removeAll(keepingCapacity: true)
         self.positions.removeAll(keepingCapacity: true)
+        self.commit()
+    }
+
+    /// Makes the timers as they are the committed ones.
+    mutating func commit() {
+        self.beforeImages.removeAll(keepingCapacity: true)
+        self.committedCount = self.timers.count
+    }
+
+    /// Puts the heap back as of the commit: the places written since get their images back
+    /// (newest first, so the oldest, the committed one, stays), timers added since are dropped,
+    /// and only the users at those places have theirs set again.
+    mutating func rollBack() {
+        for (position, _) in self.beforeImages where Int(position) < self.timers.count {
+            self.positions[Int(self.timers[Int(position)].user)] = -1
+        }
+        for timer in self.timers[min(self.committedCount, self.timers.count)...] {
+            self.positions[Int(timer.user)] = -1
+        }
+        if self.timers.count > self.committedCount {
+            self.timers.removeSubrange(self.committedCount...)
+        } else if self.timers.count < self.committedCount {
+            // Each place removed since the commit kept its image when it was: overwritten below.
+            self.timers.append(
+                contentsOf: repeatElement(
+                    TransitionTimer(at: 0, user: 0), count: self.committedCount - self.timers.count))
+        }
+        for (position, timer) in self.beforeImages.reversed() { self.timers[Int(position)] = timer }
+        for (position, _) in self.beforeImages {
+            self.positions[Int(self.timers[Int(position)].user)] = position
+        }
+        self.beforeImages.removeAll(keepingCapacity: true)
+    }
+
+    /// Keeps the before-image of a place that held a timer at the commit.
+    @inline(__always)
+    private mutating func keepImage(of position: Int) {
+        if position < self.committedCount { self.beforeImages.append((Int32(position), self.timers[position])) }
     }
 
     private mutating func remove(at position: Int) {
         let removed = self.timers[position]
         self.positions[Int(removed.user)] = -1
+        self.keepImage(of: self.timers.count - 1)
         let last = self.timers.removeLast()
         guard position < self.timers.count else { return }
+        self.keepImage(of: position)
         self.timers[position] = last
         self.positions[Int(last.user)] = Int32(position)
         if last.precedes(removed) { self.siftUp(position) } else { self.siftDown(position) }
@@ -105,6 +156,7 @@ struct TransitionQueue {
     }
 
     private mutating func place(_ timer: TransitionTimer, at position: Int) {
+        self.keepImage(of: position)
         self.timers[position] = timer
         self.positions[Int(timer.user)] = Int32(position)
     }
@@ -123,6 +175,9 @@ struct TransitionQueue {
         }
         let placed = self.positions.filter { $0 >= 0 }.count
         if placed != self.timers.count { found.append("\(placed) places for \(self.timers.count) timers") }
+        for (position, _) in self.beforeImages where Int(position) >= self.committedCount {
+            found.append("an image of place \(position), not one at the commit (\(self.committedCount))")
+        }
         return found
     }
 }
@@ -198,12 +253,7 @@ extension PartitionState {
             }
             self.transitionQueue.set(user, at: slot.at)
         }
-    }
-
-    /// A rollback's part for a user's timer: the slot as it was at the commit, and the queue with it.
-    mutating func rollBackTransition(user: UInt32, to slot: TransitionSlot?) {
-        self.transitionSlots[user] = slot
-        self.transitionQueue.set(user, at: slot.flatMap { $0.at == .max ? nil : $0.at })
+        self.transitionQueue.commit()
     }
 
     // MARK: Changelog

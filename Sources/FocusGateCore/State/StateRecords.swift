@@ -48,6 +48,12 @@ struct StateEntry {
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
+    /// Whether the entry table holds it as it holds `other`: both free, or both alive with one key.
+    func sameKey(as other: StateEntry) -> Bool {
+        guard self.has(Self.alive) else { return !other.has(Self.alive) }
+        return other.has(Self.alive) && self.user == other.user && self.idHash == other.idHash
+    }
+
     /// Whether it counts in its app's badge, known from now on.
     mutating func setCounted(_ counts: Bool) {
         self.flags = self.flags & ~(Self.counted | Self.countUnknown) | (counts ? Self.counted : 0)
