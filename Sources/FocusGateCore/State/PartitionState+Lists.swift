@@ -9,26 +9,9 @@ extension PartitionState {
     /// alive and the user's). Walks the whole state: for tests.
     var listViolations: [String] {
         var found: [String] = []
-        // A walk longer than this has gone round a cycle.
-        let longest = self.entries.count + 1
         for (number, user) in self.users.enumerated() where !user.isFree {
-            var length = 0
-            var last = StateIndex.none
-            var entry = user.windowHead
-            while entry != StateIndex.none && length < longest {
-                let slot = self.entries[Int(entry)]
-                if !slot.has(StateEntry.alive) || !slot.has(StateEntry.inWindow) || slot.user != UInt32(number) {
-                    found.append("user \(number)'s window holds entry \(entry), not one of its own in the window")
-                }
-                length += 1
-                last = entry
-                entry = slot.windowNext
-            }
-            if length != Int(user.windowCount) {
-                found.append("user \(number)'s window is \(length) long, counted \(user.windowCount)")
-            }
-            if last != user.windowTail {
-                found.append("user \(number)'s window ends at entry \(last), its tail is \(user.windowTail)")
+            found += WindowList.violations(of: user, named: "user \(number)'s window", nodes: self.entries) {
+                $0.has(StateEntry.alive) && $0.has(StateEntry.inWindow) && $0.user == UInt32(number)
             }
             var app = user.firstApp
             var apps = 0
@@ -43,27 +26,8 @@ extension PartitionState {
             if apps > self.apps.count { found.append("user \(number)'s apps go round a cycle") }
         }
         for (number, app) in self.apps.enumerated() where app.has(AppSlot.alive) {
-            var length = 0
-            var previous = StateIndex.none
-            var entry = app.unreadHead
-            while entry != StateIndex.none && length < longest {
-                let slot = self.entries[Int(entry)]
-                if !slot.has(StateEntry.alive) || !slot.has(StateEntry.unread) || slot.app != UInt32(number) {
-                    found.append("app \(number)'s unread list holds entry \(entry), not an unread one of its own")
-                }
-                if slot.unreadPrev != previous {
-                    found.append(
-                        "app \(number)'s unread entry \(entry) links back to \(slot.unreadPrev), not \(previous)")
-                }
-                length += 1
-                previous = entry
-                entry = slot.unreadNext
-            }
-            if length != Int(app.unread) {
-                found.append("app \(number)'s unread list is \(length) long, counted \(app.unread)")
-            }
-            if previous != app.unreadTail {
-                found.append("app \(number)'s unread list ends at entry \(previous), its tail is \(app.unreadTail)")
+            found += UnreadList.violations(of: app, named: "app \(number)'s unread list", nodes: self.entries) {
+                $0.has(StateEntry.alive) && $0.has(StateEntry.unread) && $0.app == UInt32(number)
             }
         }
         return found

@@ -126,26 +126,14 @@ extension PartitionState {
         let app = new.app
         new.arrival = self.users[Int(user)].nextArrival
         new.flags |= StateEntry.dirty
-        new.unreadPrev = self.apps[Int(app)].unreadTail
+        new.windowNext = StateIndex.none
+        UnreadList.prepare(&new, toFollow: self.apps[Int(app)])
         let entry = self.allocateEntry(new, decision: decision)
         self.changes.append(.entry(user: user, idHash: new.idHash, at: entry, id: decision.keyID))
 
-        let windowTail = self.users[Int(user)].windowTail
-        if windowTail != StateIndex.none { self.modifyEntry(windowTail) { $0.windowNext = entry } }
-        self.modifyUser(user) { slot in
-            if slot.windowHead == StateIndex.none { slot.windowHead = entry }
-            slot.windowTail = entry
-            slot.windowCount += 1
-            slot.nextArrival &+= 1
-        }
-        let unreadTail = self.apps[Int(app)].unreadTail
-        if unreadTail != StateIndex.none { self.modifyEntry(unreadTail) { $0.unreadNext = entry } }
-        self.modifyApp(app) { slot in
-            if slot.unreadHead == StateIndex.none { slot.unreadHead = entry }
-            slot.unreadTail = entry
-            slot.unread += 1
-            if new.has(StateEntry.counted) { slot.counted += 1 }
-        }
+        WindowList.append(entry, to: user, nodes: &self.entries, owners: &self.users) { $0.nextArrival &+= 1 }
+        let counted = new.has(StateEntry.counted)
+        UnreadList.append(entry, to: app, nodes: &self.entries, owners: &self.apps) { if counted { $0.counted += 1 } }
 
         if self.users[Int(user)].windowCount > self.dedupeWindow {
             self.leaveWindow(self.users[Int(user)].windowHead)
@@ -156,14 +144,11 @@ extension PartitionState {
         }
     }
 
-    /// The oldest entry of its user's window leaves it; it goes when it is not unread either.
+    /// The oldest entry of its user's window (its head) leaves it; it goes when it is not unread either.
     mutating func leaveWindow(_ entry: UInt32) {
         let leaving = self.entries[Int(entry)]
-        self.modifyUser(leaving.user) { user in
-            user.windowHead = leaving.windowNext
-            if user.windowHead == StateIndex.none { user.windowTail = StateIndex.none }
-            user.windowCount -= 1
-        }
+        let first = WindowList.removeFirst(of: leaving.user, nodes: self.entries, owners: &self.users)
+        assert(first == entry, "only the oldest entry leaves a window")
         if leaving.has(StateEntry.unread) {
             // Still unread: its changelog record does not change (the window is derived from arrival order).
             self.modifyEntry(entry) {
@@ -186,18 +171,10 @@ extension PartitionState {
                 self.apps[Int(app)].countedFocus != 0
                     && self.counts(removed, app: app, context: context, nowMilliseconds: nowMilliseconds))
         }
-        if removed.unreadPrev != StateIndex.none {
-            self.modifyEntry(removed.unreadPrev) { $0.unreadNext = removed.unreadNext }
-        }
-        if removed.unreadNext != StateIndex.none {
-            self.modifyEntry(removed.unreadNext) { $0.unreadPrev = removed.unreadPrev }
-        }
         let wasNewest = self.apps[Int(app)].unreadTail == entry
-        self.modifyApp(app) { slot in
-            if slot.unreadHead == entry { slot.unreadHead = removed.unreadNext }
-            if slot.unreadTail == entry { slot.unreadTail = removed.unreadPrev }
-            slot.unread -= 1
-            if removed.has(StateEntry.counted) { slot.counted -= 1 }
+        let counted = removed.has(StateEntry.counted)
+        UnreadList.unlink(entry, removed: removed, from: app, nodes: &self.entries, owners: &self.apps) {
+            if counted { $0.counted -= 1 }
         }
         // Its record carried the app's counts (see `writeChanges`): they are written anew.
         if wasNewest && self.apps[Int(app)].sequence > 0 { self.markCounts(app) }
