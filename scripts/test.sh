@@ -12,6 +12,18 @@ FOCUSGATE_TEST_LIBRDKAFKA="${FOCUSGATE_TEST_LIBRDKAFKA:-$(pkg-config --modversio
 export FOCUSGATE_TEST_LIBRDKAFKA
 "${SWIFT:-swift}" test --package-path "$root" --skip-build "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
+# Tests that block every thread of Swift's cooperative pool (named `…WhilePoolBlocked`, skipped
+# above) run in a process of their own: beside the others they hold up every test's `await` for
+# as long as they block. Not when the arguments choose tests themselves.
+case " $* " in
+*" --filter "* | *" --skip "*) ;;
+*)
+    FOCUSGATE_TEST_POOL_BLOCKING=1 "${SWIFT:-swift}" test --package-path "$root" --skip-build "$@" \
+        --filter 'WhilePoolBlocked' 2>&1 | tee -a "$log"
+    blocking=${PIPESTATUS[0]}
+    [ "$status" -ne 0 ] || status=$blocking
+    ;;
+esac
 if [ "$status" -ne 0 ]; then
     echo
     echo "== failed tests and issues (whole output: $log) =="

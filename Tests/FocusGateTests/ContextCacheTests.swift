@@ -123,7 +123,8 @@ struct ContextCacheTests {
     }
 
     @Test(
-        "a load does not wait for Swift's cooperative pool: with every pool thread blocked, a worker's miss still loads in time"
+        "a load does not wait for Swift's cooperative pool: with every pool thread blocked, a worker's miss still loads in time",
+        .blocksThePool
     )
     func loadWhilePoolBlocked() async throws {
         let sqlite = try await temporarySQLiteStore()

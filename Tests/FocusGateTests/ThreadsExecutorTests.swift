@@ -5,9 +5,10 @@ import Testing
 @Suite("A task executor of threads of its own")
 struct ThreadsExecutorTests {
     @Test(
-        "every task that prefers it runs to its end, many at once and suspending midway, while every pool thread is blocked"
+        "every task that prefers it runs to its end, many at once and suspending midway, while every pool thread is blocked",
+        .blocksThePool
     )
-    func runsEveryTask() async throws {
+    func runsEveryTaskWhilePoolBlocked() async throws {
         let total = 5_000
         let executor = ThreadsExecutor(threads: 2, name: "test-executor")
         defer { executor.shutdown() }
