@@ -175,9 +175,16 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        // Test traits the test targets share (which threads a test runs on).
+        .target(
+            name: "FocusGateTestSupport",
+            dependencies: ["FocusGateKafka"],
+            path: "Tests/Support",
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "FocusGateCoreTests",
-            dependencies: ["FocusGateCore", "FocusGateHarness"],
+            dependencies: ["FocusGateCore", "FocusGateHarness", "FocusGateTestSupport"],
             exclude: ["Fixtures"],
             swiftSettings: strictSwift
         ),
@@ -206,7 +213,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
-                "FocusGateHarness",
+                "FocusGateHarness", "FocusGateTestSupport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSwift

@@ -1,5 +1,6 @@
 @testable import FocusGateCore
 import FocusGateHarness
+import FocusGateTestSupport
 import Testing
 
 /// `PartitionState.decide` against a plain model of the state it decides with (docs/contract.md,
@@ -119,7 +120,9 @@ struct DecisionStateModelTests {
         return admission == .duplicate ? "duplicate" : decision.reason.rawValue
     }
 
-    @Test("same decisions as the model through commits and rollbacks, and after restores", arguments: 1...12)
+    @Test(
+        "same decisions as the model through commits and rollbacks, and after restores", .computeThread,
+        arguments: 1...12)
     func againstModel(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var clock = Clock()

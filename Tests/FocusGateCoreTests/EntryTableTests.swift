@@ -1,4 +1,5 @@
 @testable import FocusGateCore
+import FocusGateTestSupport
 import Testing
 
 @Suite("The partition's entry table")
@@ -14,7 +15,7 @@ struct EntryTableTests {
 
     @Test(
         "inserts and removes find what a map of keys to entries would, with runs of keys that share a home slot; the invariants hold after each step",
-        arguments: 1...6)
+        .computeThread, arguments: 1...6)
     func againstMap(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var table = EntryTable(seed: 0, capacity: 8)

@@ -1,4 +1,5 @@
 @testable import FocusGateCore
+import FocusGateTestSupport
 import Testing
 
 @Suite("Lists threaded through slots (windows and unread lists)")
@@ -44,7 +45,7 @@ struct IntrusiveListTests {
 
     @Test(
         "appended at the tail, leaving at the head or (unread) anywhere, committed and rolled back: each list as a model of arrays says, its invariants after every step",
-        arguments: 1...6)
+        .computeThread, arguments: 1...6)
     func againstModel(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         let owners = 5

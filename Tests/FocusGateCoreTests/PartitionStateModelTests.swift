@@ -1,5 +1,6 @@
 @testable import FocusGateCore
 import FocusGateHarness
+import FocusGateTestSupport
 import Testing
 
 /// The partition state against a plain model of docs/contract.md, Outputs and Badges (arrays and dictionaries, recounting
@@ -168,7 +169,9 @@ struct PartitionStateModelTests {
         }
     }
 
-    @Test("same outcomes and badges as the model; restores from the changelog continue identically", arguments: 1...12)
+    @Test(
+        "same outcomes and badges as the model; restores from the changelog continue identically", .computeThread,
+        arguments: 1...12)
     func againstModel(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)

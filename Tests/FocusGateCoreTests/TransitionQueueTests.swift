@@ -1,11 +1,12 @@
 @testable import FocusGateCore
+import FocusGateTestSupport
 import Testing
 
 @Suite("The partition's timer queue")
 struct TransitionQueueTests {
     @Test(
         "one timer per user: set, moved, cleared and popped as a map of users to instants would; the heap and the users' places hold after every step",
-        arguments: 1...8)
+        .computeThread, arguments: 1...8)
     func againstMap(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var queue = TransitionQueue()
@@ -45,7 +46,7 @@ struct TransitionQueueTests {
 
     @Test(
         "a rollback returns the heap to exactly its committed places, each user's place with it, whatever was set, cleared or popped since",
-        arguments: 1...6)
+        .computeThread, arguments: 1...6)
     func rollsBackToTheCommit(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var queue = TransitionQueue()

@@ -1,11 +1,12 @@
 @testable import FocusGateCore
+import FocusGateTestSupport
 import Testing
 
 @Suite("Slots with an undo log (the partition state's before-images)")
 struct UndoableArrayTests {
     @Test(
         "random appends, recorded changes, commits and rollbacks: a rollback returns to the last commit, whatever was changed how often; the invariants hold after each step",
-        arguments: 1...6)
+        .computeThread, arguments: 1...6)
     func againstSnapshots(seed: UInt64) throws {
         var random = SeededGenerator(state: seed)
         var slots = UndoableArray<Int>()

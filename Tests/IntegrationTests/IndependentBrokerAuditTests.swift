@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateHarness
 import FocusGateKafka
 import Foundation
+import FocusGateTestSupport
 import Testing
 
 /// Exactly-once where it can be proven: on Tansu, an independent broker that writes transaction

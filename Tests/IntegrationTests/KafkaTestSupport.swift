@@ -4,6 +4,7 @@ import FocusGateHarness
 import Foundation
 import Logging
 import Synchronization
+import FocusGateTestSupport
 import Testing
 
 /// Every test that talks to an embedded broker, one at a time: they block threads on Kafka calls

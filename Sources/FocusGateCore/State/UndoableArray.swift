@@ -21,6 +21,9 @@ struct UndoableArray<Element>: RandomAccessCollection, MutableCollection {
 
     var startIndex: Int { 0 }
     var endIndex: Int { self.elements.count }
+    /// The number of slots (the array's own, not a distance walked through the collection's
+    /// generic index arithmetic, which unoptimized builds, the tests', do not specialize).
+    var count: Int { self.elements.count }
 
     /// A slot, read or written without a before-image (see the type's description).
     subscript(position: Int) -> Element {
