@@ -1,12 +1,17 @@
 // MARK: - Lists threaded through slots by index
 
-/// Which fields thread one kind of list through slots by index (``StateIndex/none``: the end):
-/// the nodes' forward links, and the owner's oldest and newest node and length.
-protocol ListLinks {
+/// Which field of a node links it forward, in one kind of list threaded through slots by index
+/// (``StateIndex/none``: the end).
+protocol ForwardLinks {
     associatedtype Node
-    associatedtype Owner
     static func next(_ node: Node) -> UInt32
     static func setNext(_ node: inout Node, _ next: UInt32)
+}
+
+/// Which fields thread one kind of list through slots by index: the nodes' forward links, and
+/// the owner's oldest and newest node and length.
+protocol ListLinks: ForwardLinks {
+    associatedtype Owner
     static func head(_ owner: Owner) -> UInt32
     static func tail(_ owner: Owner) -> UInt32
     static func count(_ owner: Owner) -> UInt32
@@ -73,9 +78,10 @@ enum IntrusiveList<Links: ListLinks> {
         }
     }
 
-    /// The nodes of `owner`'s list, oldest first.
-    static func walk(_ owner: Links.Owner, nodes: UndoableArray<Links.Node>) -> ListWalk<Links> {
-        ListWalk(upcoming: Links.head(owner), nodes: nodes)
+    /// A walk along `owner`'s list, oldest first.
+    @inline(__always)
+    static func walk(_ owner: Links.Owner) -> ListCursor<Links> {
+        ListCursor(from: Links.head(owner))
     }
 
     /// What breaks the invariants of `owner`'s list (empty when they hold), each sentence starting
@@ -136,15 +142,97 @@ extension IntrusiveList where Links: DoublyLinked {
     }
 }
 
-/// A list's nodes, oldest first, read as they are when the walk began.
-struct ListWalk<Links: ListLinks>: Sequence, IteratorProtocol {
-    var upcoming: UInt32
-    let nodes: UndoableArray<Links.Node>
+/// Which fields thread a list that grows at its head and has no tail or length (each user's
+/// apps): the nodes' forward links and the owner's newest node.
+protocol StackLinks: ForwardLinks {
+    associatedtype Owner
+    static func head(_ owner: Owner) -> UInt32
+    static func setHead(_ owner: inout Owner, _ head: UInt32)
+}
 
-    mutating func next() -> UInt32? {
+/// The operations of a list that grows at its head, threaded through the slots of an
+/// ``UndoableArray`` of nodes and owned by a slot of another: pushed at the head, unlinked
+/// anywhere (a walk to the node before it: these lists are short), walked newest first. Every
+/// write goes through the arrays' `modify`, as ``IntrusiveList``'s do.
+///
+/// Invariants (``violations(of:named:nodes:belongs:)``): walking from the head ends, and reaches
+/// only nodes that belong to the owner.
+enum IntrusiveStack<Links: StackLinks> {
+    /// Makes a node ready for ``push(_:to:owners:also:)`` onto `owner`'s list, before it is
+    /// stored: its forward link the owner's head.
+    @inline(__always)
+    static func prepare(_ node: inout Links.Node, toPrecede owner: Links.Owner) {
+        Links.setNext(&node, Links.head(owner))
+    }
+
+    /// Makes `node`, stored and prepared, the head of `owner`'s list.
+    @inline(__always)
+    static func push(
+        _ node: UInt32, to owner: UInt32, owners: inout UndoableArray<Links.Owner>,
+        also: (inout Links.Owner) -> Void = { _ in }
+    ) {
+        owners.modify(owner) { slot in
+            Links.setHead(&slot, node)
+            also(&slot)
+        }
+    }
+
+    /// Unlinks `node` (`removed`: the node as it is) from `owner`'s list, wherever it is; the
+    /// node's own link is left for the caller.
+    static func unlink(
+        _ node: UInt32, removed: Links.Node, from owner: UInt32, nodes: inout UndoableArray<Links.Node>,
+        owners: inout UndoableArray<Links.Owner>
+    ) {
+        let next = Links.next(removed)
+        var previous = Links.head(owners[Int(owner)])
+        if previous == node {
+            owners.modify(owner) { Links.setHead(&$0, next) }
+            return
+        }
+        while Links.next(nodes[Int(previous)]) != node { previous = Links.next(nodes[Int(previous)]) }
+        nodes.modify(previous) { Links.setNext(&$0, next) }
+    }
+
+    /// A walk along `owner`'s list, newest first.
+    @inline(__always)
+    static func walk(_ owner: Links.Owner) -> ListCursor<Links> {
+        ListCursor(from: Links.head(owner))
+    }
+
+    /// What breaks the invariants of `owner`'s list (empty when they hold), each sentence starting
+    /// with `name`: a walk longer than the nodes has gone round a cycle.
+    static func violations(
+        of owner: Links.Owner, named name: String, nodes: UndoableArray<Links.Node>, belongs: (Links.Node) -> Bool
+    ) -> [String] {
+        var found: [String] = []
+        var length = 0
+        var node = Links.head(owner)
+        while node != StateIndex.none && length <= nodes.count {
+            if !belongs(nodes[Int(node)]) { found.append("\(name) holds node \(node), not one of its own") }
+            length += 1
+            node = Links.next(nodes[Int(node)])
+        }
+        if length > nodes.count { found.append("\(name) goes round a cycle") }
+        return found
+    }
+}
+
+/// A walk along one list that keeps no copy of its nodes (a copy would make the walk's body's
+/// first write to them copy them all): `while let node = walk.next(in: nodes) { … }`. A node's
+/// forward link is read as the node is handed out, so the body may change or unlink that node.
+struct ListCursor<Links: ForwardLinks> {
+    private var upcoming: UInt32
+
+    @inline(__always)
+    init(from head: UInt32) {
+        self.upcoming = head
+    }
+
+    @inline(__always)
+    mutating func next(in nodes: UndoableArray<Links.Node>) -> UInt32? {
         guard self.upcoming != StateIndex.none else { return nil }
         let node = self.upcoming
-        self.upcoming = Links.next(self.nodes[Int(node)])
+        self.upcoming = Links.next(nodes[Int(node)])
         return node
     }
 }
@@ -182,5 +270,14 @@ enum UnreadLinks: DoublyLinked {
     }
 }
 
+/// Each user's apps: newest first, through `nextApp`.
+enum AppLinks: StackLinks {
+    static func next(_ node: AppSlot) -> UInt32 { node.nextApp }
+    static func setNext(_ node: inout AppSlot, _ next: UInt32) { node.nextApp = next }
+    static func head(_ owner: UserSlot) -> UInt32 { owner.firstApp }
+    static func setHead(_ owner: inout UserSlot, _ head: UInt32) { owner.firstApp = head }
+}
+
 typealias WindowList = IntrusiveList<WindowLinks>
 typealias UnreadList = IntrusiveList<UnreadLinks>
+typealias AppList = IntrusiveStack<AppLinks>

@@ -223,16 +223,17 @@ extension PartitionState {
             return .tombstone
         }
         guard self.needsCountsRecord(app) else { return .nothing }
-        var other = self.users[Int(user)].firstApp
-        while other != StateIndex.none && (other == app || !self.needsCountsRecord(other)) {
-            other = self.apps[Int(other)].nextApp
+        var others = AppList.walk(self.users[Int(user)])
+        var anotherNeedsOne = false
+        while !anotherNeedsOne, let other = others.next(in: self.apps) {
+            anotherNeedsOne = other != app && self.needsCountsRecord(other)
         }
-        if other != StateIndex.none {
+        if anotherNeedsOne {
             self.appendUserKey(kind: Self.userCountsKind, user: user, to: &key)
             // The form with the counted context: a leading zero, which no app ordinal is.
             value.append(0)
-            var each = self.users[Int(user)].firstApp
-            while each != StateIndex.none {
+            var apps = AppList.walk(self.users[Int(user)])
+            while let each = apps.next(in: self.apps) {
                 let slot = self.apps[Int(each)]
                 if slot.sequence > 0 {
                     Self.writeVarint(UInt64(slot.ordinal), to: &value)
@@ -245,7 +246,6 @@ extension PartitionState {
                     }
                     self.apps[Int(each)].flags &= ~AppSlot.dirtyCounts
                 }
-                each = slot.nextApp
             }
             return .record
         }

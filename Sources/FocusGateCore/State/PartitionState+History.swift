@@ -80,20 +80,7 @@ extension PartitionState {
             return HistoryPage(items: [], nextCursor: nil)
         }
         var remembered: [UInt32] = []
-        var entry = self.users[Int(user)].windowHead
-        while entry != StateIndex.none {
-            remembered.append(entry)
-            entry = self.entries[Int(entry)].windowNext
-        }
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
-            entry = self.apps[Int(app)].unreadHead
-            while entry != StateIndex.none {
-                if !self.entries[Int(entry)].has(StateEntry.inWindow) { remembered.append(entry) }
-                entry = self.entries[Int(entry)].unreadNext
-            }
-            app = self.apps[Int(app)].nextApp
-        }
+        self.forEachRemembered(user: user) { remembered.append($0) }
         remembered.sort { self.entries[Int($0)].arrival > self.entries[Int($1)].arrival }
         var items: [HistoryItem] = []
         var more = false
@@ -125,17 +112,23 @@ extension PartitionState {
     }
 
     private func rememberedCount(user: UInt32) -> Int {
-        var count = Int(self.users[Int(user)].windowCount)
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
-            var entry = self.apps[Int(app)].unreadHead
-            while entry != StateIndex.none {
-                if !self.entries[Int(entry)].has(StateEntry.inWindow) { count += 1 }
-                entry = self.entries[Int(entry)].unreadNext
-            }
-            app = self.apps[Int(app)].nextApp
-        }
+        var count = 0
+        self.forEachRemembered(user: user) { _ in count += 1 }
         return count
+    }
+
+    /// Each notification remembered for the user, once: its window's, then the unread ones that
+    /// have left it, app by app.
+    private func forEachRemembered(user: UInt32, _ body: (UInt32) -> Void) {
+        var window = WindowList.walk(self.users[Int(user)])
+        while let entry = window.next(in: self.entries) { body(entry) }
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
+            var unread = UnreadList.walk(self.apps[Int(app)])
+            while let entry = unread.next(in: self.entries) {
+                if !self.entries[Int(entry)].has(StateEntry.inWindow) { body(entry) }
+            }
+        }
     }
 
     private func historyItem(at index: UInt32) -> HistoryItem {

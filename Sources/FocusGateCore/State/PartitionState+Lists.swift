@@ -13,17 +13,9 @@ extension PartitionState {
             found += WindowList.violations(of: user, named: "user \(number)'s window", nodes: self.entries) {
                 $0.has(StateEntry.alive) && $0.has(StateEntry.inWindow) && $0.user == UInt32(number)
             }
-            var app = user.firstApp
-            var apps = 0
-            while app != StateIndex.none && apps <= self.apps.count {
-                let slot = self.apps[Int(app)]
-                if !slot.has(AppSlot.alive) || slot.user != UInt32(number) {
-                    found.append("user \(number)'s apps hold app \(app), not an alive one of its own")
-                }
-                apps += 1
-                app = slot.nextApp
+            found += AppList.violations(of: user, named: "user \(number)'s apps", nodes: self.apps) {
+                $0.has(AppSlot.alive) && $0.user == UInt32(number)
             }
-            if apps > self.apps.count { found.append("user \(number)'s apps go round a cycle") }
         }
         for (number, app) in self.apps.enumerated() where app.has(AppSlot.alive) {
             found += UnreadList.violations(of: app, named: "app \(number)'s unread list", nodes: self.entries) {

@@ -326,9 +326,11 @@ extension PartitionState {
             if self.apps[index].has(AppSlot.restoredName) {
                 let user = Int(self.apps[index].user)
                 self.apps[index].flags = AppSlot.alive
-                self.apps[index].nextApp = self.users[user].firstApp
-                self.users[user].firstApp = UInt32(index)
-                self.users[user].nextOrdinal = max(self.users[user].nextOrdinal, self.apps[index].ordinal + 1)
+                AppList.prepare(&self.apps[index], toPrecede: self.users[user])
+                let ordinal = self.apps[index].ordinal
+                AppList.push(UInt32(index), to: UInt32(user), owners: &self.users) {
+                    $0.nextOrdinal = max($0.nextOrdinal, ordinal + 1)
+                }
             } else {
                 self.apps[index] = AppSlot(user: StateIndex.none, ordinal: 0)
                 self.appIDBySlot[index] = ""
@@ -373,40 +375,33 @@ extension PartitionState {
 
     private mutating func linkRestored(user: UInt32, _ entries: ArraySlice<UInt32>) {
         let windowStart = max(entries.startIndex, entries.endIndex - self.dedupeWindow)
-        var slot = self.users[Int(user)]
-        slot.windowHead = StateIndex.none
-        slot.windowTail = StateIndex.none
-        slot.windowCount = 0
-        slot.nextArrival = 0
+        WindowLinks.setEnds(&self.users[Int(user)], head: StateIndex.none, tail: StateIndex.none, count: 0)
+        var nextArrival: UInt32 = 0
         for position in entries.indices {
             let index = entries[position]
             var entry = self.entries[Int(index)]
-            slot.nextArrival = max(slot.nextArrival, entry.arrival &+ 1)
+            nextArrival = max(nextArrival, entry.arrival &+ 1)
             entry.windowNext = StateIndex.none
-            entry.unreadPrev = StateIndex.none
             entry.unreadNext = StateIndex.none
             let ordinal = entry.app
             entry.app = StateIndex.none
             if entry.has(StateEntry.unread), ordinal != 0, let app = self.findApp(user: user, ordinal: ordinal) {
                 entry.app = app
-                entry.unreadPrev = self.apps[Int(app)].unreadTail
-                if entry.unreadPrev != StateIndex.none { self.entries[Int(entry.unreadPrev)].unreadNext = index }
-                if self.apps[Int(app)].unreadHead == StateIndex.none { self.apps[Int(app)].unreadHead = index }
-                self.apps[Int(app)].unreadTail = index
-                self.apps[Int(app)].unread += 1
+                UnreadList.prepare(&entry, toFollow: self.apps[Int(app)])
                 // Whether it counts is worked out when needed (see ``finishRestore()``).
                 entry.flags |= StateEntry.countUnknown
             } else {
+                entry.unreadPrev = StateIndex.none
                 entry.flags &= ~StateEntry.unread
             }
-            if position >= windowStart {
-                entry.flags |= StateEntry.inWindow
-                if slot.windowTail != StateIndex.none { self.entries[Int(slot.windowTail)].windowNext = index }
-                if slot.windowHead == StateIndex.none { slot.windowHead = index }
-                slot.windowTail = index
-                slot.windowCount += 1
-            }
+            if position >= windowStart { entry.flags |= StateEntry.inWindow }
             self.entries[Int(index)] = entry
+            if entry.has(StateEntry.unread) {
+                UnreadList.append(index, to: entry.app, nodes: &self.entries, owners: &self.apps)
+            }
+            if entry.has(StateEntry.inWindow) {
+                WindowList.append(index, to: user, nodes: &self.entries, owners: &self.users)
+            }
             if !entry.has(StateEntry.inWindow) && !entry.has(StateEntry.unread) {
                 self.unindex(index)
                 self.entries[Int(index)] = .free
@@ -415,9 +410,9 @@ extension PartitionState {
                 self.liveEntries -= 1
             }
         }
-        self.users[Int(user)] = slot
-        var app = slot.firstApp
-        while app != StateIndex.none {
+        self.users[Int(user)].nextArrival = nextArrival
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
             // The badge published is what was counted under the context written with it, so
             // the count stands until the context differs; without that context, the app's next
             // event recounts it.
@@ -431,7 +426,6 @@ extension PartitionState {
                     self.removeUnread(self.apps[Int(app)].unreadHead, context: nil, nowMilliseconds: 0)
                 }
             }
-            app = self.apps[Int(app)].nextApp
         }
     }
 }

@@ -26,15 +26,14 @@ extension PartitionState {
         } else if self.hasNothing(user: user) {
             return true
         }
-        var app = slot.firstApp
-        while app != StateIndex.none {
+        var apps = AppList.walk(slot)
+        while let app = apps.next(in: self.apps) {
             let head = self.apps[Int(app)].unreadHead
             if head == StateIndex.none {
                 if slot.windowHead == StateIndex.none { return true }
             } else if self.entries[Int(head)].decidedAt <= cutoff {
                 return true
             }
-            app = self.apps[Int(app)].nextApp
         }
         return false
     }
@@ -71,8 +70,8 @@ extension PartitionState {
             self.forgottenEntries += 1
         }
         // Unread ones that left the window earlier, oldest first in each app.
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
             while case let head = self.apps[Int(app)].unreadHead, head != StateIndex.none,
                 self.entries[Int(head)].decidedAt <= cutoff
             {
@@ -80,16 +79,14 @@ extension PartitionState {
                 self.removeUnread(head, context: context, nowMilliseconds: nowMilliseconds)
                 self.forgottenEntries += 1
             }
-            app = self.apps[Int(app)].nextApp
         }
         // With the window empty, apps with nothing unread go too. By app id, as a recompute
         // publishes, so that the updates come out in the same order whatever the apps' history.
         let windowEmpty = self.users[Int(user)].windowHead == StateIndex.none
         if windowEmpty {
-            var app = self.users[Int(user)].firstApp
-            while app != StateIndex.none {
+            var apps = AppList.walk(self.users[Int(user)])
+            while let app = apps.next(in: self.apps) {
                 if self.apps[Int(app)].unread == 0 && !touched.contains(app) { touched.append(app) }
-                app = self.apps[Int(app)].nextApp
             }
         }
         touched.sort { self.appIDBySlot[Int($0)] < self.appIDBySlot[Int($1)] }

@@ -18,19 +18,17 @@ extension PartitionState {
     }
 
     func findApp(user: UInt32, appID: String) -> UInt32? {
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
             if self.appIDBySlot[Int(app)] == appID { return app }
-            app = self.apps[Int(app)].nextApp
         }
         return nil
     }
 
     func findApp(user: UInt32, ordinal: UInt32) -> UInt32? {
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
             if self.apps[Int(app)].ordinal == ordinal { return app }
-            app = self.apps[Int(app)].nextApp
         }
         return nil
     }
@@ -51,7 +49,7 @@ extension PartitionState {
         let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
         let appID = self.sharedAppID(appID)
         var slot = AppSlot(user: user, ordinal: ordinal)
-        slot.nextApp = self.users[Int(user)].firstApp
+        AppList.prepare(&slot, toPrecede: self.users[Int(user)])
         let released =
             self.releasedPending.isEmpty
             ? nil : self.releasedPending.removeValue(forKey: ReleasedApp(user: user, appID: appID))
@@ -66,10 +64,7 @@ extension PartitionState {
             self.apps.append(slot)
             self.appIDBySlot.append(appID)
         }
-        self.modifyUser(user) { user in
-            user.firstApp = app
-            user.nextOrdinal = max(user.nextOrdinal, ordinal + 1)
-        }
+        AppList.push(app, to: user, owners: &self.users) { $0.nextOrdinal = max($0.nextOrdinal, ordinal + 1) }
         if let released {
             // Freed since the commit with an update pending: this one replaces it.
             self.apps[Int(app)].pending = released
@@ -90,13 +85,7 @@ extension PartitionState {
     /// Unlinks an empty app slot from its user and frees it.
     mutating func releaseApp(_ app: UInt32) {
         let slot = self.apps[Int(app)]
-        if self.users[Int(slot.user)].firstApp == app {
-            self.modifyUser(slot.user) { $0.firstApp = slot.nextApp }
-        } else {
-            var previous = self.users[Int(slot.user)].firstApp
-            while self.apps[Int(previous)].nextApp != app { previous = self.apps[Int(previous)].nextApp }
-            self.modifyApp(previous) { $0.nextApp = slot.nextApp }
-        }
+        AppList.unlink(app, removed: slot, from: slot.user, nodes: &self.apps, owners: &self.users)
         if !slot.has(AppSlot.dirtyName) {
             self.changes.append(.appName(user: slot.user, ordinal: slot.ordinal, at: app))
         }

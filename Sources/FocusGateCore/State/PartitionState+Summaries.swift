@@ -24,10 +24,10 @@ extension PartitionState {
         guard let policy = context?.summaries, policy.atFocusEnd || isSummaryTime else { return }
         let focusNow = context?.inForce(atMilliseconds: at).focusOn(atMilliseconds: at)
         var picked: [(entry: UInt32, item: SilencedItem)] = []
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
-            var entry = self.apps[Int(app)].unreadHead
-            while entry != StateIndex.none {
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
+            var unread = UnreadList.walk(self.apps[Int(app)])
+            while let entry = unread.next(in: self.entries) {
                 let candidate = self.entries[Int(entry)]
                 if candidate.has(StateEntry.silenced) && !candidate.has(StateEntry.summarized),
                     let item = self.summaryItem(at: entry),
@@ -35,9 +35,7 @@ extension PartitionState {
                 {
                     picked.append((entry, item))
                 }
-                entry = candidate.unreadNext
             }
-            app = self.apps[Int(app)].nextApp
         }
         guard !picked.isEmpty else { return }
         // One summary per Focus that silenced them: none (a rate limit) first, then by name.

@@ -276,11 +276,8 @@ public struct PartitionState {
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // By app id, so that the updates come out in the same order whatever the apps' history.
         var apps: [UInt32] = []
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
-            apps.append(app)
-            app = self.apps[Int(app)].nextApp
-        }
+        var walk = AppList.walk(self.users[Int(user)])
+        while let app = walk.next(in: self.apps) { apps.append(app) }
         apps.sort { self.appIDBySlot[Int($0)] < self.appIDBySlot[Int($1)] }
         var updates: [BadgeUpdate] = []
         for app in apps {
@@ -301,21 +298,17 @@ public struct PartitionState {
     private func badges(user: UInt32) -> [Badge] {
         // Called for every user a commit changed: one allocation, sized first and sorted in place.
         var count = 0
-        var app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
-            count += 1
-            app = self.apps[Int(app)].nextApp
-        }
+        var counting = AppList.walk(self.users[Int(user)])
+        while counting.next(in: self.apps) != nil { count += 1 }
         var badges: [Badge] = []
         badges.reserveCapacity(count)
-        app = self.users[Int(user)].firstApp
-        while app != StateIndex.none {
+        var apps = AppList.walk(self.users[Int(user)])
+        while let app = apps.next(in: self.apps) {
             let slot = self.apps[Int(app)]
             badges.append(
                 Badge(
                     appID: self.appIDBySlot[Int(app)], badge: Int(slot.badge), unread: Int(slot.unread),
                     sequence: slot.sequence))
-            app = slot.nextApp
         }
         badges.sort { $0.appID < $1.appID }
         return badges
