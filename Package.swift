@@ -202,7 +202,7 @@ let package = Package(
             name: "FocusGateTests",
             dependencies: [
                 "FocusGate", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore", "FocusGateStore",
-                "FocusGateHarness",
+                "FocusGateHarness", "FocusGateTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),

@@ -5,6 +5,7 @@ import FocusGateHarness
 import FocusGateKafka
 import Foundation
 import Prometheus
+import FocusGateTestSupport
 import Testing
 
 @Suite("Context cache", .serialized)

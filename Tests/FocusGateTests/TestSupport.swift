@@ -6,7 +6,6 @@ import FocusGateStore
 import Foundation
 import Logging
 import Prometheus
-import Testing
 
 let testLogger: Logger = {
     var logger = Logger(label: "focusgate.tests") { StreamLogHandler.standardError(label: $0) }
@@ -62,22 +61,9 @@ extension ContextCache {
     }
 }
 
-extension Trait where Self == ConditionTrait {
-    /// A test that blocks every thread of Swift's cooperative pool (``PoolBlocker``): it runs only
-    /// in a test process of its own (`scripts/test.sh` runs the tests named `…WhilePoolBlocked`
-    /// again with `FOCUSGATE_TEST_POOL_BLOCKING=1`), never beside the other tests, whose every
-    /// `await` it would hold up for as long as it blocks (36 s once, at the start of a run on 2
-    /// cores, which failed a 30 s wait of another test).
-    static var blocksThePool: Self {
-        .enabled(
-            if: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_POOL_BLOCKING"] == "1",
-            "blocks the whole cooperative pool: scripts/test.sh runs it in a process of its own")
-    }
-}
-
 /// Occupies every thread of Swift's cooperative pool with blocking work, as blocking code elsewhere
 /// in a process (or, in the test process, another test) can. Only for tests marked
-/// ``Testing/Trait/blocksThePool``.
+/// `.blocksThePool` (FocusGateTestSupport).
 enum PoolBlocker {
     /// The pool could not be shown fully blocked while `body` ran.
     struct NotSaturated: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import FocusGateKafka
 import Foundation
+import FocusGateTestSupport
 import Testing
 
 @Suite("A task executor of threads of its own")

@@ -1,4 +1,5 @@
 import FocusGateKafka
+import Foundation
 public import Testing
 
 /// Runs each test of a suite (and of the suites inside it) on threads of its own instead of
@@ -12,9 +13,15 @@ public import Testing
 /// which its child tasks inherit; unstructured tasks and what the code under test starts itself
 /// still use the pool, as in production.
 public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
-    /// Where the test cases run: threads made for each case, or the one thread the process's
-    /// compute-bound tests share.
-    let executor: @Sendable () -> (executor: ThreadsExecutor, shared: Bool)
+    /// Where the test cases run.
+    enum Threads {
+        /// Four threads made for each test case.
+        case own
+        /// The one thread the process's compute-bound tests share.
+        case compute
+    }
+
+    let threads: Threads
 
     public var isRecursive: Bool { true }
 
@@ -26,10 +33,13 @@ public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        let (threads, shared) = self.executor()
-        defer { if !shared { threads.shutdown() } }
-        try await withTaskExecutorPreference(threads) {
-            try await function()
+        switch self.threads {
+        case .own:
+            let threads = ThreadsExecutor(threads: 4, name: "test")
+            defer { threads.shutdown() }
+            try await withTaskExecutorPreference(threads) { try await function() }
+        case .compute:
+            try await withTaskExecutorPreference(Self.computeThread) { try await function() }
         }
     }
 
@@ -42,15 +52,24 @@ public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
 extension Trait where Self == OwnThreadsTrait {
     /// Each test case on threads of its own (``OwnThreadsTrait``).
-    public static var ownThreads: Self {
-        OwnThreadsTrait { (ThreadsExecutor(threads: 4, name: "test"), false) }
-    }
+    public static var ownThreads: Self { OwnThreadsTrait(threads: .own) }
 
     /// Each test case on the one thread that the process's compute-bound tests share, one case at
     /// a time: long runs of synchronous work (model tests checking invariants after every step)
     /// that on the cooperative pool held both of its threads for the first 20 s of a run, while
     /// every other test's `await` waited behind them.
-    public static var computeThread: Self {
-        OwnThreadsTrait { (OwnThreadsTrait.computeThread, true) }
+    public static var computeThread: Self { OwnThreadsTrait(threads: .compute) }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// A test that blocks every thread of Swift's cooperative pool: it runs only in a test
+    /// process of its own (`scripts/test.sh` runs the tests named `…WhilePoolBlocked` again with
+    /// `FOCUSGATE_TEST_POOL_BLOCKING=1`), never beside the other tests, whose every `await` it
+    /// would hold up for as long as it blocks (36 s once, at the start of a run on 2 cores, which
+    /// failed a 30 s wait of another test).
+    public static var blocksThePool: Self {
+        .enabled(
+            if: ProcessInfo.processInfo.environment["FOCUSGATE_TEST_POOL_BLOCKING"] == "1",
+            "blocks the whole cooperative pool: scripts/test.sh runs it in a process of its own")
     }
 }

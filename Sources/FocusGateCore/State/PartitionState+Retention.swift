@@ -66,7 +66,7 @@ extension PartitionState {
                 prepare(&self, self.entries[Int(head)].app)
                 self.removeUnread(head, context: context, nowMilliseconds: nowMilliseconds)
             }
-            self.leaveWindow(head)
+            self.leaveWindow(of: user)
             self.forgottenEntries += 1
         }
         // Unread ones that left the window earlier, oldest first in each app.

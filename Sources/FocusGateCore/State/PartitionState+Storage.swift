@@ -125,7 +125,7 @@ extension PartitionState {
         UnreadList.append(entry, to: app, nodes: &self.entries, owners: &self.apps) { if counted { $0.counted += 1 } }
 
         if self.users[Int(user)].windowCount > self.dedupeWindow {
-            self.leaveWindow(self.users[Int(user)].windowHead)
+            self.leaveWindow(of: user)
         }
         if self.apps[Int(app)].unread > self.maxUnreadPerApp {
             self.removeUnread(self.apps[Int(app)].unreadHead, context: context, nowMilliseconds: nowMilliseconds)
@@ -133,12 +133,10 @@ extension PartitionState {
         }
     }
 
-    /// The oldest entry of its user's window (its head) leaves it; it goes when it is not unread either.
-    mutating func leaveWindow(_ entry: UInt32) {
-        let leaving = self.entries[Int(entry)]
-        let first = WindowList.removeFirst(of: leaving.user, nodes: self.entries, owners: &self.users)
-        assert(first == entry, "only the oldest entry leaves a window")
-        if leaving.has(StateEntry.unread) {
+    /// The oldest entry of the user's window leaves it; it goes when it is not unread either.
+    mutating func leaveWindow(of user: UInt32) {
+        let entry = WindowList.removeFirst(of: user, nodes: self.entries, owners: &self.users)
+        if self.entries[Int(entry)].has(StateEntry.unread) {
             // Still unread: its changelog record does not change (the window is derived from arrival order).
             self.modifyEntry(entry) {
                 $0.flags &= ~StateEntry.inWindow; $0.windowNext = StateIndex.none
