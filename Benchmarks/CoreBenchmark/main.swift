@@ -178,19 +178,34 @@ struct FoundationEvent: Decodable {
 let plainData = Data(plainEvent)
 let apnsData = Data(apnsEvent)
 let jsonDecoder = JSONDecoder()
+// `DECODE_ITERATIONS` shortens the decoding runs (for callgrind).
+let decodeIterations = ProcessInfo.processInfo.environment["DECODE_ITERATIONS"].flatMap(Int.init) ?? 2_000_000
 let decodeRate = plainEvent.withUnsafeBytes { bytes in
-    measure(
-        "decode plain event (\(plainEvent.count) B)", iterations: CommandLine.arguments.count > 1 ? 100_000 : 2_000_000
-    ) {
+    measure("decode plain event (\(plainEvent.count) B)", iterations: decodeIterations) {
         (try? decoder.decode(value: bytes, key: nil))?.id.utf8.count ?? 0
     }
 }
 apnsEvent.withUnsafeBytes { bytes in
-    _ = measure("decode APNs event (\(apnsEvent.count) B)", iterations: 2_000_000) {
+    _ = measure("decode APNs event (\(apnsEvent.count) B)", iterations: decodeIterations) {
         (try? decoder.decode(value: bytes, key: nil))?.id.utf8.count ?? 0
     }
 }
-let foundationRate = measure("Foundation JSONDecoder, same plain event", iterations: 200_000) {
+// As the worker decodes: app ids and criteria from its pool, the user's key beside the value.
+var workerIdentifiers = IdentifierPool()
+let workerKey = Array("u-4242".utf8)
+for (name, event) in [("plain", plainEvent), ("APNs", apnsEvent)] {
+    event.withUnsafeBytes { bytes in
+        workerKey.withUnsafeBytes { key in
+            _ = measure(
+                "decode \(name) event as the worker does (app ids and criteria pooled, key checked)",
+                iterations: decodeIterations
+            ) {
+                (try? decoder.decode(value: bytes, key: key, identifiers: &workerIdentifiers))?.id.utf8.count ?? 0
+            }
+        }
+    }
+}
+let foundationRate = measure("Foundation JSONDecoder, same plain event", iterations: decodeIterations / 10) {
     (try? jsonDecoder.decode(FoundationEvent.self, from: plainData))?.id.utf8.count ?? 0
 }
 rows.append(

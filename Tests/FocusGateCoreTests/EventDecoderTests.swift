@@ -34,7 +34,7 @@ struct EventDecoderTests {
         func decode(_ appID: String) throws -> String {
             let value = Array(#"{"id":"n","userId":"u","appId":"\#(appID)"}"#.utf8)
             let pooled = try value.withUnsafeBytes { bytes in
-                try self.decoder.decode(value: bytes, key: nil, appIDs: &pool).appID
+                try self.decoder.decode(value: bytes, key: nil, identifiers: &pool).appID
             }
             #expect(pooled == (try self.decode(#"{"id":"n","userId":"u","appId":"\#(appID)"}"#).appID))
             return pooled
@@ -50,6 +50,41 @@ struct EventDecoderTests {
         #expect(pool.count == 2, "the pool keeps at most its capacity")
         let fourth = try decode("com.example.news.app")
         #expect(Self.storage(third) != Self.storage(fourth), "past capacity: made per record")
+    }
+
+    @Test(
+        "filter criteria from the same pool: either member, stored once, as without it; an escaped one made as before")
+    func pooledCriteria() throws {
+        var pool = IdentifierPool()
+        func decode(_ json: String) throws -> String? {
+            let pooled = try Array(json.utf8).withUnsafeBytes { bytes in
+                try self.decoder.decode(value: bytes, key: nil, identifiers: &pool).filterCriteria
+            }
+            #expect(pooled == (try self.decode(json).filterCriteria))
+            return pooled
+        }
+        let top = try decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":"work-account-identifier"}"#)
+        let aps = try decode(
+            #"{"id":"n","userId":"u","appId":"a","aps":{"filter-criteria":"work-account-identifier"}}"#)
+        #expect(top == "work-account-identifier" && Self.storage(top!) == Self.storage(aps!))
+        #expect(pool.count == 1)
+        let escaped = try decode(
+            #"{"id":"n","userId":"u","appId":"a","filterCriteria":"work-account-identifie\u0072"}"#)
+        #expect(escaped == "work-account-identifier" && pool.count == 1)
+        #expect(try decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":7}"#) == nil)
+    }
+
+    @Test("interruption levels read from the bytes: the four values exactly, escaped as plain, anything else active")
+    func levelsFromBytes() throws {
+        for (text, level) in [
+            ("passive", InterruptionLevel.passive), ("time-sensitive", .timeSensitive), ("critical", .critical),
+            ("active", .active), (#"critic\u0061l"#, .critical), ("Critical", .active), ("critical ", .active),
+            ("", .active), ("passive-ish", .active),
+        ] {
+            let top = try self.decode(#"{"id":"n","userId":"u","appId":"a","interruptionLevel":"\#(text)"}"#)
+            let aps = try self.decode(#"{"id":"n","userId":"u","appId":"a","aps":{"interruption-level":"\#(text)"}}"#)
+            #expect(top.interruptionLevel == level && aps.interruptionLevel == level, "\(text)")
+        }
     }
 
     @Test("an identifier pool finds each of many ids again by its bytes")

@@ -24,7 +24,8 @@ extension GatewayWorker {
                 continue
             }
             do {
-                let event = try self.decoder.decode(value: record.value, key: record.key, appIDs: &self.appIDs)
+                let event = try self.decoder.decode(
+                    value: record.value, key: record.key, identifiers: &self.identifiers)
                 self.decoded.append(.event(event, user: self.batchUsers.count))
                 self.batchUsers.append(event.userID)
             } catch {

@@ -108,8 +108,9 @@ final class GatewayWorker {
     private let onReady: @Sendable () -> Void
 
     let decoder: EventDecoder
-    /// App ids of the records decoded so far, so that a long one is not a new String per record.
-    var appIDs = IdentifierPool()
+    /// App ids and filter criteria of the records decoded so far, so that a long one is not a new
+    /// String per record.
+    var identifiers = IdentifierPool()
     let consumer: KafkaConsumer
     /// The producer and its topic handles, replaced whole when an at-least-once producer stops
     /// with a fatal error (``replaceProducer(stoppedBy:)``).

@@ -27,19 +27,20 @@ public struct EventDecoder: Sendable {
         try self.decode(value: value, key: key) { scanner, token in scanner.string(token) }
     }
 
-    /// Decodes one record, taking its `appId` from `appIDs` (see ``IdentifierPool``); otherwise as
-    /// ``decode(value:key:)``.
+    /// Decodes one record, taking its `appId` and its filter criteria from `identifiers` (see
+    /// ``IdentifierPool``): values a worker meets again and again, made once rather than per
+    /// record. Otherwise as ``decode(value:key:)``.
     public func decode(
-        value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?, appIDs: inout IdentifierPool
+        value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?, identifiers: inout IdentifierPool
     ) throws(EventDecodingError) -> NotificationEvent {
         try self.decode(value: value, key: key) { scanner, token in
-            token.hasEscapes ? scanner.string(token) : scanner.withBytes(token) { appIDs.string($0) }
+            token.hasEscapes ? scanner.string(token) : scanner.withBytes(token) { identifiers.string($0) }
         }
     }
 
     private func decode(
         value: UnsafeRawBufferPointer?, key: UnsafeRawBufferPointer?,
-        appID: (JSONScanner, JSONScanner.StringToken) -> String
+        intern: (JSONScanner, JSONScanner.StringToken) -> String
     ) throws(EventDecodingError) -> NotificationEvent {
         guard let value else {
             throw EventDecodingError(code: .missingField, detail: "record has no value")
@@ -62,7 +63,7 @@ public struct EventDecoder: Sendable {
             try fields.read(member: key, &scanner)
         }
         try Self.expectEnd(&scanner)
-        return try fields.event(scanner, key: key, appID: appID)
+        return try fields.event(scanner, key: key, intern: intern)
     }
 
     /// Decodes from byte arrays; see ``decode(value:key:)``.
@@ -241,7 +242,7 @@ extension EventDecoder {
 
         func event(
             _ scanner: JSONScanner, key: UnsafeRawBufferPointer?,
-            appID makeAppID: (JSONScanner, JSONScanner.StringToken) -> String
+            intern: (JSONScanner, JSONScanner.StringToken) -> String
         ) throws(EventDecodingError) -> NotificationEvent {
             var kind = NotificationEvent.Kind.notification
             if let type = self.type {
@@ -258,7 +259,7 @@ extension EventDecoder {
             }
             let id = try Self.identifier(self.id, "id", scanner)
             let userID = try Self.identifier(self.userID, "userId", scanner)
-            let appID = try Self.identifier(self.appID, "appId", scanner, make: makeAppID)
+            let appID = try Self.identifier(self.appID, "appId", scanner, make: intern)
             if let key, !scanner.equals(self.userID!, key) {
                 throw EventDecodingError(
                     code: .keyMismatch, field: "userId", detail: "the record key differs from userId")
@@ -274,8 +275,8 @@ extension EventDecoder {
             let senderID = try self.senderID.map { (token) throws(EventDecodingError) in
                 try Self.identifier(token, "senderId", scanner)
             }
-            let criteria = (self.criteria ?? self.apsCriteria).map { scanner.string($0) }
-            let level = (self.level ?? self.apsLevel).map { InterruptionLevel(parsing: scanner.string($0)) } ?? .active
+            let criteria = (self.criteria ?? self.apsCriteria).map { intern(scanner, $0) }
+            let level = (self.level ?? self.apsLevel).map { Self.level(scanner, $0) } ?? .active
             let score = (self.score ?? self.apsScore).map { min(max($0, 0), 1) }
             // A thread only groups a summary: one that is empty or too long is ignored, not refused.
             let thread = (self.threadID ?? self.apsThreadID).flatMap { token in
@@ -287,6 +288,16 @@ extension EventDecoder {
                 interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs, senderID: senderID,
                 threadID: thread
             )
+        }
+
+        /// As ``InterruptionLevel/init(parsing:)``, from the token's bytes: an escaped value is
+        /// compared as its text.
+        private static func level(_ scanner: JSONScanner, _ token: JSONScanner.StringToken) -> InterruptionLevel {
+            if token.hasEscapes { return InterruptionLevel(parsing: scanner.string(token)) }
+            if scanner.equals(token, "passive") { return .passive }
+            if scanner.equals(token, "time-sensitive") { return .timeSensitive }
+            if scanner.equals(token, "critical") { return .critical }
+            return .active
         }
 
         private static func identifier(

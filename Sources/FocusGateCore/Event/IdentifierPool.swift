@@ -1,7 +1,8 @@
-/// Identifiers met before, found again by their bytes: the decoder takes an event's `appId` from
-/// here, so that an app id longer than 15 UTF-8 bytes (too long for a String's inline form, as
-/// `com.example.calendar` is) is not a heap allocation per record. Apps are few; a pool holds at
-/// most ``capacity`` identifiers, and past that new ones are made per record as before.
+/// Identifiers met before, found again by their bytes: the decoder takes an event's `appId` and
+/// its filter criteria from here, so that a value longer than 15 UTF-8 bytes (too long for a
+/// String's inline form, as `com.example.calendar` is) is not a heap allocation per record. Apps
+/// and their criteria are few; a pool holds at most ``capacity`` identifiers, and past that new
+/// ones are made per record as before.
 ///
 /// One pool per worker (not `Sendable`), kept across batches.
 public struct IdentifierPool {
