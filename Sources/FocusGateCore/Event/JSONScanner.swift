@@ -136,9 +136,14 @@ struct JSONScanner {
         var hasEscapes = false
         while self.index < self.count {
             // Eight plain bytes at a time: none is a quote, backslash, control byte or non-ASCII.
+            // A word that holds one moves straight to the first such byte.
             while self.index + 8 <= self.count {
                 let word = UnsafeRawPointer(self.base + self.index).loadUnaligned(as: UInt64.self)
-                if Self.needsAttention(word) { break }
+                let attention = Self.attention(UInt64(littleEndian: word))
+                if attention != 0 {
+                    self.index += attention.trailingZeroBitCount >> 3
+                    break
+                }
                 self.index += 8
             }
             guard self.index < self.count else { break }
@@ -161,16 +166,18 @@ struct JSONScanner {
         throw self.invalid("unterminated string")
     }
 
-    /// Whether any byte of `word` is `"`, `\\`, below 0x20 or at least 0x80 (SWAR).
+    /// The bytes of `word` (first byte lowest) that are `"`, `\\`, below 0x20 or at least 0x80,
+    /// SWAR: each such byte's high bit is set. Bytes after the first such one may be set too (a
+    /// borrow carries upwards), but the lowest set bit is always the first such byte's.
     @inline(__always)
-    private static func needsAttention(_ word: UInt64) -> Bool {
+    static func attention(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
+        func zeroBytes(_ value: UInt64) -> UInt64 { (value &- ones) & ~value & highs }
         let control = (word &- 0x2020_2020_2020_2020) & ~word & highs
-        let quote = hasZeroByte(word ^ 0x2222_2222_2222_2222)
-        let backslash = hasZeroByte(word ^ 0x5C5C_5C5C_5C5C_5C5C)
-        return (word & highs) | control | quote | backslash != 0
+        let quote = zeroBytes(word ^ 0x2222_2222_2222_2222)
+        let backslash = zeroBytes(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+        return (word & highs) | control | quote | backslash
     }
 
     private mutating func skipEscape() throws(EventDecodingError) {
