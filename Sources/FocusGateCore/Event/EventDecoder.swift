@@ -290,14 +290,10 @@ extension EventDecoder {
             )
         }
 
-        /// As ``InterruptionLevel/init(parsing:)``, from the token's bytes: an escaped value is
-        /// compared as its text.
+        /// The level from the token's bytes; an escaped value is read as its text.
         private static func level(_ scanner: JSONScanner, _ token: JSONScanner.StringToken) -> InterruptionLevel {
             if token.hasEscapes { return InterruptionLevel(parsing: scanner.string(token)) }
-            if scanner.equals(token, "passive") { return .passive }
-            if scanner.equals(token, "time-sensitive") { return .timeSensitive }
-            if scanner.equals(token, "critical") { return .critical }
-            return .active
+            return scanner.withBytes(token) { InterruptionLevel(parsingUTF8: $0) }
         }
 
         private static func identifier(

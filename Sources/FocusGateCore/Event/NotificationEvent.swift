@@ -71,11 +71,21 @@ public struct InterruptionLevel: Sendable, Hashable, CustomStringConvertible {
 
     /// The level for a string as Apple reads it: exactly one of the four values, else `active`.
     public init(parsing text: String) {
-        switch text {
-        case "passive": self = .passive
-        case "time-sensitive": self = .timeSensitive
-        case "critical": self = .critical
-        default: self = .active
+        var text = text
+        self = text.withUTF8 { InterruptionLevel(parsingUTF8: $0) }
+    }
+
+    /// The level for a string's UTF-8 bytes, as ``init(parsing:)`` reads it (the event decoder
+    /// reads it from the record's bytes without making a String).
+    public init(parsingUTF8 bytes: UnsafeBufferPointer<UInt8>) {
+        if Self.passive.rawValue.utf8.elementsEqual(bytes) {
+            self = .passive
+        } else if Self.timeSensitive.rawValue.utf8.elementsEqual(bytes) {
+            self = .timeSensitive
+        } else if Self.critical.rawValue.utf8.elementsEqual(bytes) {
+            self = .critical
+        } else {
+            self = .active
         }
     }
 
