@@ -17,6 +17,10 @@ public final class KafkaProducer {
     /// The configuration the producer was created with.
     public let configuration: KafkaProducerConfiguration
 
+    /// How many records of each delivery id the cluster acknowledged or failed, counted as
+    /// librdkafka learns of them, without polling.
+    public let acknowledgements = KafkaAcknowledgements()
+
     /// Creates a producer.
     ///
     /// - Parameters:
@@ -32,7 +36,9 @@ public final class KafkaProducer {
         onDeliveryReport: @escaping (KafkaDeliveryReport) -> Void,
         onStatistics: ((KafkaStatistics) -> Void)? = nil
     ) throws(KafkaError) {
-        let callbacks = RDKafkaCallbacks(logger: logger, deliveryReport: onDeliveryReport, statistics: onStatistics)
+        let callbacks = RDKafkaCallbacks(
+            logger: logger, deliveryReport: onDeliveryReport, statistics: onStatistics,
+            acknowledgements: self.acknowledgements)
         self.client = try RDKafkaHandle(
             type: RD_KAFKA_PRODUCER, properties: configuration.rdkafkaProperties, callbacks: callbacks)
         self.configuration = configuration
@@ -73,7 +79,8 @@ public final class KafkaProducer {
     ///   - value: Value bytes, or `nil` for a tombstone.
     ///   - headers: Record headers.
     ///   - timestamp: Milliseconds since the epoch, or `nil` for now.
-    ///   - deliveryID: Echoed in the record's ``KafkaDeliveryReport``.
+    ///   - deliveryID: Echoed in the record's ``KafkaDeliveryReport``; a nonzero one also counts the
+    ///     record in ``acknowledgements``.
     /// - Throws: ``KafkaError``, e.g. unknown partition, record too large, or a fatal producer error.
     public func produce(
         topic: KafkaTopic,

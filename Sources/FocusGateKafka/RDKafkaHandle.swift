@@ -28,9 +28,17 @@ package final class RDKafkaHandle: @unchecked Sendable {
         if callbacks.statistics != nil {
             rd_kafka_conf_set_stats_cb(conf, rdkafkaStatisticsCallback)
         }
+        do {
+            try callbacks.acknowledgements?.install(on: conf)
+        } catch {
+            rd_kafka_conf_destroy(conf)
+            throw error
+        }
         var errorText = [CChar](repeating: 0, count: 512)
         guard let handle = rd_kafka_new(type, conf, &errorText, errorText.count) else {
-            rd_kafka_conf_destroy(conf)
+            // A failed rd_kafka_new (2.0.2) frees the interceptors it shares with `conf`: destroying
+            // `conf` then frees them again and crashes. That conf is left, once, on a failing start.
+            if callbacks.acknowledgements == nil { rd_kafka_conf_destroy(conf) }
             let text = String(cErrorBuffer: errorText)
             throw KafkaError(code: .invalidArgument, message: "cannot create client: \(text)")
         }
@@ -153,15 +161,19 @@ package final class RDKafkaCallbacks: @unchecked Sendable {
     let rebalance: Rebalance?
     let statistics: ((KafkaStatistics) -> Void)?
     let error: ((KafkaError) -> Void)?
+    /// A producer's acknowledgement counters, kept alive as long as the client.
+    let acknowledgements: KafkaAcknowledgements?
 
     package init(
         logger: Logger,
         deliveryReport: ((KafkaDeliveryReport) -> Void)? = nil,
         rebalance: Rebalance? = nil,
         statistics: ((KafkaStatistics) -> Void)? = nil,
-        error: ((KafkaError) -> Void)? = nil
+        error: ((KafkaError) -> Void)? = nil,
+        acknowledgements: KafkaAcknowledgements? = nil
     ) {
         self.logger = logger
+        self.acknowledgements = acknowledgements
         self.deliveryReport = deliveryReport
         self.rebalance = rebalance
         self.statistics = statistics
