@@ -175,14 +175,21 @@ extension BrokerFaultAuditTests {
         /// An at-least-once gateway over `count` records sent before it starts, whose first
         /// `refusals` Produce requests the broker refuses for good (`INVALID_RECORD`): their
         /// records fail in their delivery reports, and the commit must not pass them by.
+        /// With `late`, each refusal is answered that long after its request.
         private func refusingGateway(
-            records count: Int, refusals: Int, configure: (inout GatewayConfiguration) -> Void = { _ in }
+            records count: Int, refusals: Int, late: Duration = .zero,
+            configure: (inout GatewayConfiguration) -> Void = { _ in }
         ) async throws -> (bench: GatewayBench, instance: InProcessGateway, records: [(key: String?, value: String)]) {
             let bench = try await GatewayBench()
             let records = Stream.stream(count)
             try bench.send(records)
             // The input is in; the next Produce requests are the gateway's.
-            try bench.broker.pushRequestErrors(.produce, Array(repeating: Self.code(87), count: refusals))
+            if late > .zero {
+                try bench.broker.pushRequestErrors(
+                    broker: 1, .produce, Array(repeating: (error: Self.code(87), delay: late), count: refusals))
+            } else {
+                try bench.broker.pushRequestErrors(.produce, Array(repeating: Self.code(87), count: refusals))
+            }
             var configuration = bench.configuration(mode: .atLeastOnce)
             // Small batches, so the outputs span many requests and the refused one has later ones
             // behind it. One request in flight stands in for a check the embedded broker lacks: a
@@ -210,6 +217,26 @@ extension BrokerFaultAuditTests {
                 instance.metric("focusgate_producer_replacements_total") == 1,
                 "the producer stopped at the gap and was replaced, once")
             print("refused delivery audit: \(findings); \(Int(aborted)) aborts, \(Int(replayed)) replayed")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
+            "at-least-once: a refusal that comes after its commit's state is in use has the state restored as of the group's offsets and replayed; nothing lost, order kept"
+        )
+        func lateRefusalRestoresFromGroup() async throws {
+            // Answered 1.5 s late: the commit of the records is made and its state in use by then.
+            let (bench, instance, records) = try await self.refusingGateway(
+                records: 600, refusals: 1, late: .milliseconds(1500))
+            let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
+            let replayed = instance.metric("focusgate_replayed_records_total")
+            let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
+            #expect(
+                instance.recentLog.text.contains("restoring the partitions' state as of the group's offsets"),
+                "the commit in use could not be rolled back: the state came from the changelog again")
+            #expect(replayed >= 1, "what was processed past the group's offsets is counted as replayed")
+            #expect(instance.metric("focusgate_producer_replacements_total") == 1)
+            print("late refusal audit: \(findings); \(Int(replayed)) replayed")
             try await instance.stop()
             await bench.shutdown()
         }

@@ -12,6 +12,9 @@ struct GatewayOutputs {
     let status: KafkaTopic
     let summaries: KafkaTopic
     let state: KafkaTopic
+    /// At-least-once, the delivery id of the commit interval being produced and its records so
+    /// far: every record the worker produces is counted under it (exactly-once, nothing is).
+    var ledger: IntervalLedger
 
     /// Creates worker `worker`'s producer (its transactional id made of `instanceTag`) and its
     /// topic handles; every delivery report goes to `deliveries`.
@@ -35,5 +38,7 @@ struct GatewayOutputs {
         self.status = try producer.topic(topics.status)
         self.summaries = try producer.topic(topics.summaries)
         self.state = try producer.topic(topics.state)
+        self.ledger = IntervalLedger(
+            counting: configuration.deliveryMode == .atLeastOnce, acknowledgements: producer.acknowledgements)
     }
 }

@@ -57,7 +57,9 @@ extension GatewayWorker {
                 self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
                 self.appendSourceHeader(record, prefix: progress.sourcePrefix)
                 try self.outputs.producer.produce(
-                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer)
+                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer,
+                    deliveryID: self.outputs.ledger.current)
+                self.outputs.ledger.produced += 1
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
@@ -78,7 +80,9 @@ extension GatewayWorker {
                         self.writeDecisionHeaders(decision, record: record, sourcePrefix: progress.sourcePrefix)
                         try self.outputs.producer.produce(
                             topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
-                            key: record.key, value: record.value, headers: self.headerBuffer)
+                            key: record.key, value: record.value, headers: self.headerBuffer,
+                            deliveryID: self.outputs.ledger.current)
+                        self.outputs.ledger.produced += 1
                         counts.count(outcome: outcome, reason: decision.reason.index)
                     }
                 } else {
@@ -133,7 +137,10 @@ extension GatewayWorker {
     func publish(_ update: BadgeUpdate) throws(KafkaError) {
         update.writeKey(into: &self.badgeKey)
         update.writeJSON(into: &self.badgeValue)
-        try self.outputs.producer.produce(topic: self.outputs.badges, key: self.badgeKey, value: self.badgeValue)
+        try self.outputs.producer.produce(
+            topic: self.outputs.badges, key: self.badgeKey, value: self.badgeValue,
+            deliveryID: self.outputs.ledger.current)
+        self.outputs.ledger.produced += 1
     }
 
     func beginTransactionIfNeeded() throws(KafkaError) {

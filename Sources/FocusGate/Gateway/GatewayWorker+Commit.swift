@@ -6,12 +6,15 @@ import FocusGateKafka
 extension GatewayWorker {
     /// Commits everything processed since the last commit: the state changelog records of the
     /// keys that changed, closed per partition by a commit marker holding the input offset the
-    /// state is as of, then (exactly-once)
-    /// the offsets inside the transaction and the transaction, or (at-least-once) a flush that
-    /// must deliver every output, then the offsets.
+    /// state is as of, then (exactly-once) the offsets inside the transaction and the
+    /// transaction. At-least-once, the interval's offsets wait (``unsettled``) until the cluster
+    /// has acknowledged every record produced in it, and go to the group then (``settle()``): the
+    /// loop goes on meanwhile. A commit that must leave nothing behind (`final`: a revoke, the
+    /// stop) flushes and settles everything before it returns, as does one whose interval was
+    /// not counted (``IntervalLedger``).
     ///
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
-    func commit() throws(KafkaError) {
+    func commit(final: Bool = false) throws(KafkaError) {
         let owned = self.partitions.sorted { $0.key < $1.key }
         let changed = owned.filter { $0.value.state.hasChanges }
         let offsets = owned.compactMap { partition, progress -> KafkaTopicPartition? in
@@ -26,7 +29,10 @@ extension GatewayWorker {
             return KafkaTopicPartition(
                 topic: self.configuration.topics.notifications, partition: partition, offset: offset)
         }
-        guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else { return }
+        guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else {
+            if final { try self.settleAll() }
+            return
+        }
 
         try self.beginTransactionIfNeeded()
         var stateRecords = 0
@@ -47,7 +53,9 @@ extension GatewayWorker {
                 self.badgeKey.append(contentsOf: update.userID.utf8)
                 update.writeJSON(into: &self.badgeValue)
                 try self.outputs.producer.produce(
-                    topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue)
+                    topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue,
+                    deliveryID: self.outputs.ledger.current)
+                self.outputs.ledger.produced += 1
             }
             // Summaries of what ended Foci silenced, and those of summary times.
             let summaries = progress.state.pendingSummaries
@@ -59,7 +67,9 @@ extension GatewayWorker {
                     self.badgeKey.append(contentsOf: summary.userID.utf8)
                     summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
                     try self.outputs.producer.produce(
-                        topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue)
+                        topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue,
+                        deliveryID: self.outputs.ledger.current)
+                    self.outputs.ledger.produced += 1
                 }
                 self.metrics.summaries.increment(by: Int64(summaries.count))
             }
@@ -74,7 +84,8 @@ extension GatewayWorker {
             try progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { (key, value) throws(KafkaError) in
                 try self.outputs.producer.produce(
                     topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders,
-                    timestamp: writtenAt)
+                    timestamp: writtenAt, deliveryID: self.outputs.ledger.current)
+                self.outputs.ledger.produced += 1
                 stateRecords += 1
                 stateBytes += key.count + (value?.count ?? 0) + headerBytes
             }
@@ -82,7 +93,8 @@ extension GatewayWorker {
             // of this transaction committed (see StateRestorer).
             try self.outputs.producer.produce(
                 topic: self.outputs.state, partition: partition, key: PartitionState.commitMarkerKey, value: marker,
-                timestamp: writtenAt)
+                timestamp: writtenAt, deliveryID: self.outputs.ledger.current)
+            self.outputs.ledger.produced += 1
             stateRecords += 1
             stateBytes += PartitionState.commitMarkerKey.count + marker.count
         }
@@ -110,17 +122,14 @@ extension GatewayWorker {
             self.transactionOpen = false
             self.groupOffsetsAhead.removeAll()
         } else {
-            try self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
-            if let failure = self.deliveries.firstFailure {
-                throw failure
-            }
-            // Everything since the last commit is delivered, the changelog's commit markers
-            // included: the group's offsets may lag behind that, never run ahead of it.
-            let groupTook = try self.commitOffsetsOrDefer(offsets)
-            for offset in offsets {
-                guard let progress = self.partitions[offset.partition] else { continue }
-                progress.groupBehind = !groupTook
-                if groupTook { progress.groupOffset = offset.offset }
+            let interval = self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
+            self.unsettled.append(
+                UnsettledCommit(
+                    interval: interval.id, produced: interval.produced, offsets: offsets,
+                    latencySamples: self.commitLatencySamples))
+            self.commitLatencySamples.removeAll(keepingCapacity: true)
+            if final || interval.id == 0 || self.unsettled.count > Self.maxUnsettledCommits {
+                try self.settleAll()
             }
         }
         for (_, progress) in owned {
@@ -131,16 +140,92 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
-        self.replayBackoff.reset()
-        let committedAt = self.configuration.clock.nowMilliseconds()
-        for timestamp in self.commitLatencySamples where timestamp <= committedAt {
-            self.metrics.commitLatency.record(.milliseconds(committedAt - timestamp))
-        }
-        self.commitLatencySamples.removeAll(keepingCapacity: true)
-        self.metrics.committed.increment()
         self.metrics.stateRecords.increment(by: Int64(stateRecords))
         self.metrics.stateBytes.increment(by: Int64(stateBytes))
         self.metrics.badgeUpdates.increment(by: Int64(badgeUpdates))
+        if self.configuration.deliveryMode == .exactlyOnce {
+            self.noteCommitted(latencySamples: self.commitLatencySamples)
+            self.commitLatencySamples.removeAll(keepingCapacity: true)
+        } else {
+            try self.settle()
+        }
+    }
+
+    /// A commit took effect: its sampled records' commit latency, the commit counted.
+    private func noteCommitted(latencySamples: [Int64]) {
+        self.replayBackoff.reset()
+        let committedAt = self.configuration.clock.nowMilliseconds()
+        for timestamp in latencySamples where timestamp <= committedAt {
+            self.metrics.commitLatency.record(.milliseconds(committedAt - timestamp))
+        }
+        self.metrics.committed.increment()
+    }
+
+    /// At-least-once, how many commits may wait for their records' acknowledgements before a
+    /// commit flushes: the bound on what a late failure sends back to be processed again.
+    static let maxUnsettledCommits = 16
+
+    /// At-least-once: commits the offsets of the ``unsettled`` commits whose records are all
+    /// acknowledged, oldest first, up to the first that is not; called once per loop turn.
+    ///
+    /// - Throws: The delivery failure of a record of the oldest commit left (the caller aborts:
+    ///   ``abortAndRewind(after:)`` restores the state as of the group's offsets).
+    func settle() throws(KafkaError) {
+        if case .failed(let error) = try self.settleAcknowledged() { throw error }
+    }
+
+    /// At-least-once: flushes, then settles every commit (``settle()``).
+    private func settleAll() throws(KafkaError) {
+        guard !self.unsettled.isEmpty else { return }
+        try self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
+        try self.settle()
+        if !self.unsettled.isEmpty {
+            // A record produced without a counted id (every slot busy): its report says.
+            if let failure = self.deliveries.firstFailure { throw failure }
+            // Flushed and no failure: every record was written.
+            for commit in self.unsettled { try self.commitOffsets(commit) }
+            self.unsettled.removeAll()
+        }
+    }
+
+    /// What ``settleAcknowledged()`` found the oldest commit left waiting for.
+    enum Settling {
+        case settled
+        case waiting
+        case failed(KafkaError)
+    }
+
+    /// Commits the offsets of the acknowledged commits, oldest first; stops at one that is not
+    /// (yet), or one of whose records failed.
+    private func settleAcknowledged() throws(KafkaError) -> Settling {
+        while let oldest = self.unsettled.first, oldest.interval != 0 {
+            let counts = self.outputs.producer.acknowledgements.counts(of: oldest.interval)
+            if counts.failed > 0 {
+                self.outputs.producer.poll()  // serves the failures' reports
+                return .failed(
+                    self.deliveries.firstFailure
+                        ?? KafkaError(
+                            code: .state, message: "\(counts.failed) records of a commit interval were not delivered"))
+            }
+            guard counts.delivered >= oldest.produced else { return .waiting }
+            self.unsettled.removeFirst()
+            try self.commitOffsets(oldest)
+        }
+        return self.unsettled.isEmpty ? .settled : .waiting
+    }
+
+    /// At-least-once: everything of `commit` was delivered, the changelog's commit markers
+    /// included: its offsets go to the group (which may lag behind that, never run ahead of it).
+    private func commitOffsets(_ commit: UnsettledCommit) throws(KafkaError) {
+        // A partition revoked or lost since is another member's to commit.
+        let offsets = commit.offsets.filter { self.partitions[$0.partition] != nil }
+        let groupTook = try self.commitOffsetsOrDefer(offsets)
+        for offset in offsets {
+            guard let progress = self.partitions[offset.partition] else { continue }
+            progress.groupBehind = !groupTook
+            if groupTook { progress.groupOffset = offset.offset }
+        }
+        self.noteCommitted(latencySamples: commit.latencySamples)
     }
 
     /// At-least-once: commits the input offsets to the group once everything before them was
@@ -179,12 +264,15 @@ extension GatewayWorker {
     /// so the same records are processed again.
     ///
     /// - Throws: A fatal ``KafkaError`` when the abort itself fails.
+    ///
+    /// At-least-once, a commit already put in use whose records failed (or were lost with a
+    /// producer stopped by a fatal error) cannot be rolled back in memory: the partitions' state
+    /// is then restored as of the group's offsets instead (``restoreFromGroup()``).
     func abortAndRewind(after error: KafkaError) throws(KafkaError) {
         self.logger.warning("aborting and rewinding to the last commit", metadata: ["kafka.error": "\(error)"])
         self.metrics.aborted.increment()
-        self.metrics.replayed.increment(by: Int64(self.processedSinceCommit))
-        self.processedSinceCommit = 0
         self.commitLatencySamples.removeAll(keepingCapacity: true)  // sampled again when replayed
+        var appliedCommitFailed = false
         if self.configuration.deliveryMode == .exactlyOnce && self.transactionOpen {
             do {
                 try self.retrying { () throws(KafkaError) in
@@ -195,13 +283,26 @@ extension GatewayWorker {
             }
             self.transactionOpen = false
         } else if self.canReplaceProducer, let stopped = self.outputs.producer.fatalError {
+            // What the stopped producer has not written is lost with it.
+            _ = try self.settleAcknowledged()
+            appliedCommitFailed = !self.unsettled.isEmpty
             try self.replaceProducer(stoppedBy: stopped)
         } else {
             // At-least-once: what was produced stays produced; the replay may duplicate it.
             _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
+            // The interval being produced is given up (its records keep their id until acknowledged).
+            self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
+            if case .failed = try self.settleAcknowledged() { appliedCommitFailed = true }
         }
         self.deliveries.reset()
         self.putGroupOffsetsBack()
+        if appliedCommitFailed {
+            self.unsettled.removeAll()
+            self.processedSinceCommit = 0
+            return try self.restoreFromGroup()
+        }
+        self.metrics.replayed.increment(by: Int64(self.processedSinceCommit))
+        self.processedSinceCommit = 0
         var seeks: [KafkaTopicPartition] = []
         for (partition, progress) in self.partitions {
             let seen = progress.seen
@@ -268,7 +369,7 @@ extension GatewayWorker {
     /// partition's records refused (``Partition/rewindPending``) and is tried again at the next
     /// loop turn, so that no record past the committed offset is taken without its replay; a
     /// partition revoked meanwhile is simply forgotten.
-    private func seek(_ seeks: [KafkaTopicPartition]) throws(KafkaError) {
+    func seek(_ seeks: [KafkaTopicPartition]) throws(KafkaError) {
         var refused: [KafkaTopicPartition] = []
         var firstError: KafkaError?
         for seek in seeks {

@@ -194,7 +194,7 @@ extension GatewayWorker {
         }
         if !lost {
             do {
-                try self.commit()
+                try self.commit(final: true)
             } catch  where !error.isFatal || self.canReplaceProducer {
                 try self.abortAndRewind(after: error)
             }
@@ -222,6 +222,53 @@ extension GatewayWorker {
             // commit for the others is undone too, since it shared the transaction.
             try self.abortAndRewind(after: KafkaError(code: .state, message: "assignment lost"))
         }
+    }
+
+    /// At-least-once, after a commit already put in use failed (``abortAndRewind(after:)``): its
+    /// changes are in the partitions' state and no longer roll back. Every owned partition's
+    /// state is restored again, on this thread, from the changelog as of the group's offsets,
+    /// where the last commit whose records were all delivered left them (the changelog's records
+    /// of the commits past them are not applied), and the partition is consumed again from there.
+    /// The records processed past those offsets are counted as replayed.
+    func restoreFromGroup() throws(KafkaError) {
+        let owned = self.partitions.keys.sorted()
+        guard !owned.isEmpty else { return }
+        let topic = self.configuration.topics.notifications
+        let committed = try self.consumer.committed(
+            owned.map { KafkaTopicPartition(topic: topic, partition: $0) }, timeout: self.configuration.operationTimeout
+        )
+        var seen: [Int32: Int64] = [:]
+        var replayed: Int64 = 0
+        var jobs: [BackgroundRestore.Job] = []
+        for offset in committed.sorted(by: { $0.partition < $1.partition }) {
+            guard let progress = self.partitions.removeValue(forKey: offset.partition) else { continue }
+            self.progress.assigned.subtract(1, ordering: .relaxed)
+            self.metrics.assignedPartitions.decrement()
+            seen[offset.partition] = progress.seen
+            let reached = progress.next ?? progress.committed
+            if reached >= 0 { replayed += max(0, reached - (Self.restoredAt(offset.offset) ?? 0)) }
+            self.nextRestoreGeneration += 1
+            let job = BackgroundRestore.Job(
+                partition: offset.partition, committed: offset.offset, generation: self.nextRestoreGeneration)
+            self.restoring[offset.partition] = job
+            jobs.append(job)
+        }
+        self.logger.warning(
+            "records of a commit in use were not delivered; restoring the partitions' state as of the group's offsets",
+            metadata: ["kafka.partitions": "\(committed)", "focusgate.records": "\(replayed)"])
+        self.metrics.replayed.increment(by: replayed)
+        self.health.restoreStarted()
+        self.restoresSince = self.restoresSince ?? .now
+        self.background.start(jobs)
+        try self.install(self.background.waitFor(generations: Set(jobs.map(\.generation))), assign: false)
+        var seeks: [KafkaTopicPartition] = []
+        for job in jobs {
+            guard let progress = self.partitions[job.partition] else { continue }
+            // Records fetched before the seek come first and are not taken (see Partition.staleFrom).
+            if let before = seen[job.partition], before != progress.committed { progress.staleFrom = before }
+            seeks.append(KafkaTopicPartition(topic: topic, partition: job.partition, offset: progress.committed))
+        }
+        try self.seek(seeks)
     }
 
     // MARK: - Context changes and expiry

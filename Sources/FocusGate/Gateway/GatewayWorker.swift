@@ -134,6 +134,9 @@ final class GatewayWorker {
     var transactionOpen = false
     /// Records processed since the last commit: what an abort sends back to be processed again.
     var processedSinceCommit = 0
+    /// At-least-once: commits put in use whose offsets wait for their records to be acknowledged,
+    /// oldest first (``settle()``).
+    var unsettled: [UnsettledCommit] = []
     /// At-least-once offset commits the group refused since it last took one (the first of them logs a warning).
     var offsetCommitsRefusedInARow = 0
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
@@ -175,6 +178,19 @@ final class GatewayWorker {
     /// Input timestamps (Unix ms) of the records sampled for latency since the last commit.
     var commitLatencySamples: [Int64] = []
     var batchContexts: [ContextLookup] = []
+
+    /// At-least-once: a commit whose outputs, state changelog and commit markers were produced
+    /// and whose state is in use, its input offsets waiting for the cluster to acknowledge them.
+    struct UnsettledCommit {
+        /// The delivery id its records were produced with (``IntervalLedger``); 0 if not counted.
+        let interval: UInt64
+        /// How many records were produced with it.
+        let produced: Int
+        /// The input offsets it commits.
+        let offsets: [KafkaTopicPartition]
+        /// Input timestamps of the records sampled for commit latency.
+        let latencySamples: [Int64]
+    }
 
     enum Decoded {
         /// A valid event, with its position in the batch's user list.
@@ -291,6 +307,7 @@ final class GatewayWorker {
                 try self.applyExpirations()
                 try self.applyRetention()
                 self.outputs.producer.poll()
+                if !self.unsettled.isEmpty { try self.settle() }
                 if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {
                     let started = ContinuousClock.now
@@ -312,7 +329,7 @@ final class GatewayWorker {
         }
         self.logger.info("stopping: committing and leaving the group")
         do {
-            try self.commit()
+            try self.commit(final: true)
         } catch  where !error.isFatal || self.canReplaceProducer {
             try self.abortAndRewind(after: error)
         }
