@@ -89,7 +89,7 @@ public struct GatewayMetrics: Sendable {
         self.reconsumed = registry.makeCounter(
             descriptor: .focusgate(
                 "reconsumed_records", unit: "total",
-                "At-least-once: records whose outputs were delivered past the group's offsets (offset commits the group refused) when their partition left this worker; its next owner consumes them again and may repeat them."
+                "At-least-once: records committed past the group's offsets (offset commits the group refused, or still waiting for their outputs' acknowledgements) when their partition left this worker; its next owner consumes them again and may repeat them."
             ))
         self.offsetsDeferred = registry.makeCounter(
             descriptor: .focusgate(

@@ -70,10 +70,11 @@ final class GatewayWorker {
             self.groupOffset = committed >= 0 ? committed : nil
         }
 
-        /// The records delivered past the group's offset: what the partition's next owner
-        /// consumes again if it leaves now.
+        /// The records committed in memory past the group's offset (their offsets refused by the
+        /// group, or waiting for their acknowledgements): what the partition's next owner consumes
+        /// again, repeating what of it was delivered, if it leaves now.
         var deliveredPastGroup: Int64 {
-            guard self.groupBehind, let groupOffset = self.groupOffset else { return 0 }
+            guard let groupOffset = self.groupOffset else { return 0 }
             return max(0, self.committed - groupOffset)
         }
 
