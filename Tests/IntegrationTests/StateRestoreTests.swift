@@ -360,6 +360,37 @@ extension EmbeddedBrokerTests {
             await bench.shutdown()
         }
 
+        @Test(
+            "at-least-once, a commit in use that fails while another partition restores: both partitions are consumed afterwards"
+        )
+        func restoreFromGroupBesideARestore() async throws {
+            let bench = try await GatewayBench(partitions: 2)
+            // Partition 1's restore takes 15 s or more; partition 0's changelog is empty.
+            var configuration = try Self.slowChangelog(bench, batches: 100, partition: 1)
+            configuration.deliveryMode = .atLeastOnce
+            let first = Events.notification("n-p0", user: "u-p0")
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: [(first.key, first.value)], partition: 0)
+            // The gateway's first Produce request is refused for good 1 s late: its commit is in use
+            // by then, and the worker restores partition 0 again while partition 1's restore runs.
+            try bench.broker.pushRequestErrors(
+                broker: 1, .produce, [(error: KafkaError.Code(rawValue: 87), delay: .seconds(1))])
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            try await instance.waitUntil(
+                { instance.recentLog.text.contains("records of a commit in use were not delivered") },
+                timeout: .seconds(60), what: "the failed commit in use")
+            try bench.broker.setRoundTripTime(.zero, broker: 1)
+            try await instance.waitUntil({ instance.gateway.assignedPartitions == 2 }, timeout: .seconds(60))
+            // Restored while the worker waited for its own restore, partition 1 is fetched too.
+            let second = Events.notification("n-p1", user: "u-p1")
+            _ = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications, records: [(second.key, second.value)], partition: 1)
+            _ = try await bench.waitForOutputs(2)
+            #expect(await instance.gateway.directory.held(userID: "u-99-19").map(\.unread) == [1])
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
         @Test("a group offset that moves while the partition is restored has it restored again as of the new one")
         func offsetMovesDuringRestore() async throws {
             let bench = try await GatewayBench(partitions: 1)

@@ -102,13 +102,17 @@ final class BackgroundRestore: @unchecked Sendable {
     }
 
     /// Waits until the jobs of these generations have finished (a restore the caller cannot go
-    /// on without: an eager assignment, which cannot be held back), and takes every result.
+    /// on without: an eager assignment, which cannot be held back, or an at-least-once worker
+    /// restoring its partitions again) and takes their results; others finished meanwhile are
+    /// left for ``takeFinished()``.
     func waitFor(generations: Set<Int>) -> [Finished] {
         self.locked {
             var results: [Finished] = []
             var waiting = generations
             while !waiting.isEmpty {
-                let taken = self.takeFinishedLocked()
+                let taken = self.finished.filter { waiting.contains($0.job.generation) }
+                self.finished.removeAll { waiting.contains($0.job.generation) }
+                self.pendingResults.store(self.finished.count, ordering: .releasing)
                 results.append(contentsOf: taken)
                 waiting.subtract(taken.map(\.job.generation))
                 if !waiting.isEmpty { self.signal.wait() }
