@@ -34,14 +34,14 @@ struct PartitionProgressTests {
     @Test("records of commits in use whose offsets the group does not hold are what a next owner consumes again")
     func pastTheGroupCounted() {
         let partition = GatewayWorker.Partition(state: PartitionState(), committed: 10)
-        #expect(partition.deliveredPastGroup == 0)
+        #expect(partition.committedPastGroup == 0)
         // Two commits in memory, their offsets waiting for their records' acknowledgements.
         partition.committed = 15
-        #expect(partition.deliveredPastGroup == 5)
+        #expect(partition.committedPastGroup == 5)
         partition.groupOffset = 15  // the group took them
-        #expect(partition.deliveredPastGroup == 0)
+        #expect(partition.committedPastGroup == 0)
         partition.committed = 18
         partition.groupBehind = true  // the group refused the next
-        #expect(partition.deliveredPastGroup == 3)
+        #expect(partition.committedPastGroup == 3)
     }
 }

@@ -171,7 +171,7 @@ extension GatewayWorker {
     /// - Throws: The delivery failure of a record of the oldest commit left (the caller aborts:
     ///   ``abortAndRewind(after:)`` restores the state as of the group's offsets).
     func settle() throws(KafkaError) {
-        if case .failed(let error) = try self.settleAcknowledged() { throw error }
+        if let failure = try self.settleAcknowledged() { throw failure }
     }
 
     /// At-least-once: flushes, then settles every commit (``settle()``).
@@ -188,30 +188,24 @@ extension GatewayWorker {
         }
     }
 
-    /// What ``settleAcknowledged()`` found the oldest commit left waiting for.
-    enum Settling {
-        case settled
-        case waiting
-        case failed(KafkaError)
-    }
-
     /// Commits the offsets of the acknowledged commits, oldest first; stops at one that is not
     /// (yet), or one of whose records failed.
-    private func settleAcknowledged() throws(KafkaError) -> Settling {
+    ///
+    /// - Returns: The failure of a record of the oldest commit left, if one failed.
+    private func settleAcknowledged() throws(KafkaError) -> KafkaError? {
         while let oldest = self.unsettled.first, oldest.interval != 0 {
             let counts = self.outputs.producer.acknowledgements.counts(of: oldest.interval)
             if counts.failed > 0 {
                 self.outputs.producer.poll()  // serves the failures' reports
-                return .failed(
-                    self.deliveries.firstFailure
-                        ?? KafkaError(
-                            code: .state, message: "\(counts.failed) records of a commit interval were not delivered"))
+                return self.deliveries.firstFailure
+                    ?? KafkaError(
+                        code: .state, message: "\(counts.failed) records of a commit interval were not delivered")
             }
-            guard counts.delivered >= oldest.produced else { return .waiting }
+            guard counts.delivered >= oldest.produced else { return nil }
             self.unsettled.removeFirst()
             try self.commitOffsets(oldest)
         }
-        return self.unsettled.isEmpty ? .settled : .waiting
+        return nil
     }
 
     /// At-least-once: everything of `commit` was delivered, the changelog's commit markers
@@ -292,7 +286,7 @@ extension GatewayWorker {
             _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
             // The interval being produced is given up (its records keep their id until acknowledged).
             self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
-            if case .failed = try self.settleAcknowledged() { appliedCommitFailed = true }
+            appliedCommitFailed = try self.settleAcknowledged() != nil
         }
         self.deliveries.reset()
         self.putGroupOffsetsBack()

@@ -47,16 +47,7 @@ extension GatewayWorker {
     private func assign(_ assigned: [KafkaTopicPartition]) throws(KafkaError) {
         guard !assigned.isEmpty else { return }
         let committed = try self.consumer.committed(assigned, timeout: self.configuration.operationTimeout)
-        var jobs: [BackgroundRestore.Job] = []
-        for partition in committed.sorted(by: { $0.partition < $1.partition }) {
-            self.nextRestoreGeneration += 1
-            let job = BackgroundRestore.Job(
-                partition: partition.partition, committed: partition.offset, generation: self.nextRestoreGeneration)
-            self.restoring[partition.partition] = job
-            jobs.append(job)
-        }
-        self.health.restoreStarted()
-        self.restoresSince = self.restoresSince ?? .now
+        let jobs = self.restoreJobs(for: committed)
         let heldBack = self.consumer.holdBack(assigned)
         self.background.start(jobs)
         self.logger.info(
@@ -71,6 +62,22 @@ extension GatewayWorker {
         // partitions' previous owner could have moved them past records this state lacks).
         self.consumer.startAssigned(at: committed)
         try self.install(self.background.waitFor(generations: Set(jobs.map(\.generation))), assign: false)
+    }
+
+    /// A restore job for each partition, as of its committed offset, in partition order: the
+    /// partitions are noted as restoring (readiness says so) until ``install(_:assign:)``.
+    private func restoreJobs(for committed: [KafkaTopicPartition]) -> [BackgroundRestore.Job] {
+        var jobs: [BackgroundRestore.Job] = []
+        for partition in committed.sorted(by: { $0.partition < $1.partition }) {
+            self.nextRestoreGeneration += 1
+            let job = BackgroundRestore.Job(
+                partition: partition.partition, committed: partition.offset, generation: self.nextRestoreGeneration)
+            self.restoring[partition.partition] = job
+            jobs.append(job)
+        }
+        self.health.restoreStarted()
+        self.restoresSince = self.restoresSince ?? .now
+        return jobs
     }
 
     /// Takes the restores that finished: each partition's state goes in use, and the consumer
@@ -211,10 +218,8 @@ extension GatewayWorker {
             }
         }
         for partition in revoked {
-            guard let progress = self.partitions.removeValue(forKey: partition) else { continue }
-            pastGroup += progress.deliveredPastGroup
-            self.progress.assigned.subtract(1, ordering: .relaxed)
-            self.metrics.assignedPartitions.decrement()
+            guard let progress = self.removePartition(partition) else { continue }
+            pastGroup += progress.committedPastGroup
             if let gauge = self.lagGauges.removeValue(forKey: partition) { self.metrics.removeConsumerLag(gauge) }
         }
         if lost {
@@ -239,26 +244,19 @@ extension GatewayWorker {
         )
         var seen: [Int32: Int64] = [:]
         var replayed: Int64 = 0
-        var jobs: [BackgroundRestore.Job] = []
-        for offset in committed.sorted(by: { $0.partition < $1.partition }) {
-            guard let progress = self.partitions.removeValue(forKey: offset.partition) else { continue }
-            self.progress.assigned.subtract(1, ordering: .relaxed)
-            self.metrics.assignedPartitions.decrement()
+        var removed: [KafkaTopicPartition] = []
+        for offset in committed {
+            guard let progress = self.removePartition(offset.partition) else { continue }
+            removed.append(offset)
             seen[offset.partition] = progress.seen
             let reached = progress.next ?? progress.committed
             if reached >= 0 { replayed += max(0, reached - (Self.restoredAt(offset.offset) ?? 0)) }
-            self.nextRestoreGeneration += 1
-            let job = BackgroundRestore.Job(
-                partition: offset.partition, committed: offset.offset, generation: self.nextRestoreGeneration)
-            self.restoring[offset.partition] = job
-            jobs.append(job)
         }
+        let jobs = self.restoreJobs(for: removed)
         self.logger.warning(
             "records of a commit in use were not delivered; restoring the partitions' state as of the group's offsets",
             metadata: ["kafka.partitions": "\(committed)", "focusgate.records": "\(replayed)"])
         self.metrics.replayed.increment(by: replayed)
-        self.health.restoreStarted()
-        self.restoresSince = self.restoresSince ?? .now
         self.background.start(jobs)
         try self.install(self.background.waitFor(generations: Set(jobs.map(\.generation))), assign: false)
         var seeks: [KafkaTopicPartition] = []
@@ -269,6 +267,14 @@ extension GatewayWorker {
             seeks.append(KafkaTopicPartition(topic: topic, partition: job.partition, offset: progress.committed))
         }
         try self.seek(seeks)
+    }
+
+    /// Forgets a partition's state and counts it out of the owned ones.
+    private func removePartition(_ partition: Int32) -> Partition? {
+        guard let progress = self.partitions.removeValue(forKey: partition) else { return nil }
+        self.progress.assigned.subtract(1, ordering: .relaxed)
+        self.metrics.assignedPartitions.decrement()
+        return progress
     }
 
     // MARK: - Context changes and expiry

@@ -73,7 +73,7 @@ final class GatewayWorker {
         /// The records committed in memory past the group's offset (their offsets refused by the
         /// group, or waiting for their acknowledgements): what the partition's next owner consumes
         /// again, repeating what of it was delivered, if it leaves now.
-        var deliveredPastGroup: Int64 {
+        var committedPastGroup: Int64 {
             guard let groupOffset = self.groupOffset else { return 0 }
             return max(0, self.committed - groupOffset)
         }
