@@ -242,6 +242,31 @@ extension BrokerFaultAuditTests {
         }
 
         @Test(
+            "at-least-once: a late refusal while the group's coordinator cannot say its offsets restores as of the offsets the worker saw the group take; nothing lost, order kept"
+        )
+        func lateRefusalWithoutTheGroupsOffsets() async throws {
+            let (bench, instance, records) = try await self.refusingGateway(
+                records: 600, refusals: 1, late: .milliseconds(1500))
+            // The assignment has read the group's offsets once records flow; the refusal comes
+            // 1.5 s after the first output request, and the next offset fetch (the restore's) fails.
+            try await instance.waitUntil { instance.metric("focusgate_events_consumed_total") > 0 }
+            try bench.broker.pushRequestErrors(.offsetFetch, [Self.code(30)])  // GROUP_AUTHORIZATION_FAILED
+            // Waited for before the audit, whose own offset fetches would otherwise take the error.
+            try await instance.waitUntil(
+                {
+                    let log = instance.recentLog.text
+                    return log.contains("the group's offsets could not be read")
+                        && log.contains("restoring the partitions' state as of the group's offsets")
+                }, what: "the restore without the group's offsets")
+            let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
+            let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)
+            #expect(instance.metric("focusgate_replayed_records_total") >= 1)
+            print("late refusal without the group's offsets: \(findings)")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
             "at-least-once: commits refused in a row pause before each replay after the first, twice as long each time; nothing lost, order kept"
         )
         func refusedInARowPauses() async throws {

@@ -235,13 +235,31 @@ extension GatewayWorker {
     /// where the last commit whose records were all delivered left them (the changelog's records
     /// of the commits past them are not applied), and the partition is consumed again from there.
     /// The records processed past those offsets are counted as replayed.
+    ///
+    /// The group's offsets are asked of its coordinator; when it cannot answer (a broker outage
+    /// is what often fails the commit in the first place), the offsets this worker saw the group
+    /// take (``Partition/groupOffset``) stand in: the group holds them or ones past them, since
+    /// only this member commits the partitions, so the state restored is the group's or an older
+    /// one, and what lies between is consumed again, never skipped.
     func restoreFromGroup() throws(KafkaError) {
         let owned = self.partitions.keys.sorted()
         guard !owned.isEmpty else { return }
         let topic = self.configuration.topics.notifications
-        let committed = try self.consumer.committed(
-            owned.map { KafkaTopicPartition(topic: topic, partition: $0) }, timeout: self.configuration.operationTimeout
-        )
+        let committed: [KafkaTopicPartition]
+        do {
+            committed = try self.consumer.committed(
+                owned.map { KafkaTopicPartition(topic: topic, partition: $0) },
+                timeout: self.configuration.operationTimeout)
+        } catch {
+            committed = owned.map { partition in
+                KafkaTopicPartition(
+                    topic: topic, partition: partition,
+                    offset: self.partitions[partition]?.groupOffset ?? KafkaOffset.invalid)
+            }
+            self.logger.warning(
+                "the group's offsets could not be read; restoring as of the offsets this worker saw the group take",
+                metadata: ["kafka.error": "\(error)", "kafka.partitions": "\(committed)"])
+        }
         var seen: [Int32: Int64] = [:]
         var replayed: Int64 = 0
         var removed: [KafkaTopicPartition] = []
