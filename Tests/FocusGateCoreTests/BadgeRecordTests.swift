@@ -102,4 +102,21 @@ struct BadgeRecordTests {
             #expect(Timestamp.parseRFC3339(bad) == nil, "\(bad)")
         }
     }
+
+    @Test("decimal text appends what String(value) spells, after what the buffer held, Int64's extremes too")
+    func decimalText() {
+        let values: [Int64] = [0, 7, 9, 10, 99, 100, 123_456, -1, -10, -987_654_321, .max, .min, .max - 1, .min + 1]
+        for value in values {
+            var bytes = Array("x/".utf8)
+            DecimalText.append(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x/\(value)")
+        }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<1_000 {
+            let value = Int64.random(in: .min ... .max, using: &random) >> Int64.random(in: 0..<63, using: &random)
+            var bytes: [UInt8] = []
+            DecimalText.append(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+    }
 }

@@ -18,8 +18,11 @@ extension GatewayWorker {
         // Pass 1: routing fields and users, no output yet.
         self.decoded.removeAll(keepingCapacity: true)
         self.batchUsers.removeAll(keepingCapacity: true)
+        // No rebalance comes within a batch: the partitions owned stay as they are.
+        let partitions = self.partitions
+        var owner = PartitionRun()
         for record in batch {
-            guard self.accepts(record) else {
+            guard owner.partition(of: record, in: partitions)?.accepts(offset: record.offset) ?? false else {
                 self.decoded.append(.skipped)
                 continue
             }
@@ -38,32 +41,41 @@ extension GatewayWorker {
         DecimalText.append(now, to: &self.decidedAtText)
         try self.beginTransactionIfNeeded()
 
-        // Pass 2: decide, update state, produce.
+        // Pass 2: decide, update state, produce. What the loop reads of the worker's properties for
+        // every record is read once here (each read of a class's stored property is an
+        // exclusivity check at run time), and its counts are added to them once.
         var counts = BatchCounts()
         var processed = 0
-        // Counted even when a produce error cuts the batch short: the abort replays these too.
-        defer { self.processedSinceCommit += processed }
+        var produced = 0
+        let decoded = self.decoded
+        let contexts = self.batchContexts
+        let producer = self.outputs.producer
+        let deliveryID = self.outputs.ledger.current
+        // Counted even when a produce error cuts the batch short: the abort replays these too,
+        // and the records produced before it are in the interval's acknowledgement count.
+        defer {
+            self.processedSinceCommit += processed
+            self.outputs.ledger.produced += produced
+        }
+        owner = PartitionRun()
         for (position, record) in batch.enumerated() {
             // Pass 1 took only records of owned partitions, and no rebalance comes within a batch.
-            guard let progress = self.partitions[record.partition] else { continue }
-            switch self.decoded[position] {
+            guard let progress = owner.partition(of: record, in: partitions) else { continue }
+            switch decoded[position] {
             case .skipped:
                 continue
             case .invalid(let error):
                 processed += 1
-                self.headerBuffer.removeAll()
-                record.appendHeaders(to: &self.headerBuffer)
-                self.headerBuffer.append(name: "focusgate-error", value: error.code.rawValue)
-                self.headerBuffer.append(name: "focusgate-error-detail", value: error.description)
-                self.appendSourceHeader(record, prefix: progress.sourcePrefix)
-                try self.outputs.producer.produce(
+                Self.writeErrorHeaders(
+                    error, record: record, sourcePrefix: progress.sourcePrefix, into: &self.headerBuffer)
+                try producer.produce(
                     topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer,
-                    deliveryID: self.outputs.ledger.current)
-                self.outputs.ledger.produced += 1
+                    deliveryID: deliveryID)
+                produced += 1
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
-                let lookup = self.batchContexts[user]
+                let lookup = contexts[user]
                 var context: CompiledFocusContext?
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
@@ -77,12 +89,14 @@ extension GatewayWorker {
                         counts.duplicates += 1
                     case .applied:
                         let outcome = decision.outcome == .delivered ? 0 : 1
-                        self.writeDecisionHeaders(decision, record: record, sourcePrefix: progress.sourcePrefix)
-                        try self.outputs.producer.produce(
+                        Self.writeDecisionHeaders(
+                            decision, record: record, sourcePrefix: progress.sourcePrefix,
+                            decidedAt: self.decidedAtText, into: &self.headerBuffer)
+                        try producer.produce(
                             topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
                             key: record.key, value: record.value, headers: self.headerBuffer,
-                            deliveryID: self.outputs.ledger.current)
-                        self.outputs.ledger.produced += 1
+                            deliveryID: deliveryID)
+                        produced += 1
                         counts.count(outcome: outcome, reason: decision.reason.index)
                     }
                 } else {
@@ -100,34 +114,59 @@ extension GatewayWorker {
         self.commitSchedule.recordsTaken(at: .now, age: .milliseconds(age))
     }
 
-    /// Whether `record` is to be processed: its partition is owned here, it is not a record
-    /// fetched before a rewind, and it is not behind what was processed. Notes it as seen.
-    private func accepts(_ record: KafkaRecord) -> Bool {
-        self.partitions[record.partition]?.accepts(offset: record.offset) ?? false
+    /// The owned partition of each record of a batch, looked up again only when the partition
+    /// differs from the record before's: a batch holds runs of one partition's records.
+    private struct PartitionRun {
+        private var last: (partition: Int32, owned: Partition?)?
+
+        mutating func partition(of record: KafkaRecord, in partitions: [Int32: Partition]) -> Partition? {
+            if let last = self.last, last.partition == record.partition { return last.owned }
+            let owned = partitions[record.partition]
+            self.last = (record.partition, owned)
+            return owned
+        }
     }
 
-    /// The headers of a decided notification into ``headerBuffer``: the input record's own,
-    /// unchanged and in order, then the `focusgate-*` ones (docs/contract.md, Outputs). What the
-    /// batch's records share (the source's topic and partition, the decision's instant) was
-    /// written once; per record only the offset and the context version are formatted.
-    private func writeDecisionHeaders(_ decision: Decision, record: KafkaRecord, sourcePrefix: [UInt8]) {
-        self.headerBuffer.removeAll()
-        record.appendHeaders(to: &self.headerBuffer)
-        self.headerBuffer.append(name: "focusgate-decision", value: decision.outcome.rawValue)
-        self.headerBuffer.append(name: "focusgate-reason", value: decision.reason.rawValue)
+    /// The headers of a decided notification into `headers` (the worker's ``headerBuffer``): the
+    /// input record's own, unchanged and in order, then the `focusgate-*` ones (docs/contract.md,
+    /// Outputs). What the batch's records share (the source's topic and partition, the decision's
+    /// instant) was written once; per record only the offset and the context version are
+    /// formatted. Static and given the buffer `inout`: one exclusive access to the worker's
+    /// property for all the headers, not one per header.
+    private static func writeDecisionHeaders(
+        _ decision: Decision, record: KafkaRecord, sourcePrefix: [UInt8], decidedAt: [UInt8],
+        into headers: inout KafkaHeaderBuffer
+    ) {
+        headers.removeAll()
+        record.appendHeaders(to: &headers)
+        headers.append(name: "focusgate-decision", value: decision.outcome.rawValue)
+        headers.append(name: "focusgate-reason", value: decision.reason.rawValue)
         if let focus = decision.focus {
-            self.headerBuffer.append(name: "focusgate-focus", value: focus)
+            headers.append(name: "focusgate-focus", value: focus)
         }
         if let version = decision.contextVersion {
-            self.headerBuffer.append(name: "focusgate-context-version") { DecimalText.append(version, to: &$0) }
+            headers.append(name: "focusgate-context-version") { DecimalText.append(version, to: &$0) }
         }
-        self.appendSourceHeader(record, prefix: sourcePrefix)
-        self.headerBuffer.append(name: "focusgate-decided-at", value: self.decidedAtText)
+        Self.appendSourceHeader(record, prefix: sourcePrefix, to: &headers)
+        headers.append(name: "focusgate-decided-at", value: decidedAt)
+    }
+
+    /// The headers of a record sent to the DLQ into `headers`: the input record's own, then the
+    /// error's code and detail and the source.
+    private static func writeErrorHeaders(
+        _ error: EventDecodingError, record: KafkaRecord, sourcePrefix: [UInt8], into headers: inout KafkaHeaderBuffer
+    ) {
+        headers.removeAll()
+        record.appendHeaders(to: &headers)
+        headers.append(name: "focusgate-error", value: error.code.rawValue)
+        headers.append(name: "focusgate-error-detail", value: error.description)
+        Self.appendSourceHeader(record, prefix: sourcePrefix, to: &headers)
     }
 
     /// `focusgate-source`: `topic/partition/offset`, from the partition's `topic/partition/`.
-    private func appendSourceHeader(_ record: KafkaRecord, prefix: [UInt8]) {
-        self.headerBuffer.append(name: "focusgate-source") { bytes in
+    private static func appendSourceHeader(_ record: KafkaRecord, prefix: [UInt8], to headers: inout KafkaHeaderBuffer)
+    {
+        headers.append(name: "focusgate-source") { bytes in
             bytes.append(contentsOf: prefix)
             DecimalText.append(record.offset, to: &bytes)
         }
