@@ -51,6 +51,7 @@ extension GatewayWorker {
         let contexts = self.batchContexts
         let producer = self.outputs.producer
         let deliveryID = self.outputs.ledger.current
+        let decidedAt = self.decidedAtText
         // Counted even when a produce error cuts the batch short: the abort replays these too,
         // and the records produced before it are in the interval's acknowledgement count.
         defer {
@@ -59,7 +60,7 @@ extension GatewayWorker {
         }
         owner = PartitionRun()
         for (position, record) in batch.enumerated() {
-            // Pass 1 took only records of owned partitions, and no rebalance comes within a batch.
+            // Pass 1 took only records of owned partitions.
             guard let progress = owner.partition(of: record, in: partitions) else { continue }
             switch decoded[position] {
             case .skipped:
@@ -91,7 +92,7 @@ extension GatewayWorker {
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         Self.writeDecisionHeaders(
                             decision, record: record, sourcePrefix: progress.sourcePrefix,
-                            decidedAt: self.decidedAtText, into: &self.headerBuffer)
+                            decidedAt: decidedAt, into: &self.headerBuffer)
                         try producer.produce(
                             topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
                             key: record.key, value: record.value, headers: self.headerBuffer,
