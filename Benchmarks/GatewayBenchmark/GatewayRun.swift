@@ -31,6 +31,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode, executable: URL = se
         if assigned >= Double(partitions), await instance.consumed >= warmup { break }
         try await Task.sleep(for: progressInterval)
     }
+    try runWarmHook(pid: instance.serve.processIdentifier)
     let producing = Task {
         try await DedicatedThread.run(name: "producer") {
             try produce(topic: topic, range: warmup..<(warmup + recordCount))
@@ -73,4 +74,20 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode, executable: URL = se
         changelogBytesPerRecord: cost.changelogBytes)
     await instance.stop()
     return run
+}
+
+/// `BENCH_WARM=COMMAND`: run once the gateway is warm, before the measured records, with the
+/// `serve` process's id as its last argument, and waited for. With `serve` under callgrind
+/// (`BENCH_SERVE`), `BENCH_WARM='callgrind_control --zero'` leaves out the warm-up's instructions
+/// (every user's first record a cache miss), so that the counts are the steady state's.
+func runWarmHook(pid: Int32) throws {
+    guard let command = ProcessInfo.processInfo.environment["BENCH_WARM"], !command.isEmpty else { return }
+    let hook = Process()
+    hook.executableURL = URL(fileURLWithPath: "/bin/sh")
+    hook.arguments = ["-c", "\(command) \(pid)"]
+    try hook.run()
+    hook.waitUntilExit()
+    guard hook.terminationStatus == 0 else {
+        fatalError("BENCH_WARM exited with \(hook.terminationStatus): \(command)")
+    }
 }

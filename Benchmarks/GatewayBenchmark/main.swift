@@ -28,7 +28,9 @@
 //   BENCH_BASELINE=PATH also runs another `focusgate` binary (the one before a change) in each
 //   round, alternating with this one, and reports this one's rate, CPU and allocations per record
 //   as ratios to it; BENCH_SERVE=PATH measures that binary (or script) instead of the one next to
-//   the benchmark; BENCH_SKIP_SCALE=1 leaves out the scale and latency runs.
+//   the benchmark; BENCH_SKIP_SCALE=1 leaves out the scale and latency runs; BENCH_WARM=COMMAND
+//   runs COMMAND with serve's pid once it is warm, before the measured records (with serve under
+//   callgrind: `callgrind_control --zero`, so that the counts leave out the warm-up).
 import BenchmarkSupport
 import FocusGate
 import FocusGateCore

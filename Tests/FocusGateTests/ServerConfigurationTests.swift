@@ -64,9 +64,12 @@ struct ServerConfigurationTests {
                 "FOCUSGATE_ADMIN_TOKEN": "s3cret",
                 "FOCUSGATE_STORE_KIND": "postgres",
                 "FOCUSGATE_STORE_POSTGRES_URL": "postgres://app:hunter2@db:5432/focus",
+                "FOCUSGATE_CACHE_LOADTIMEOUTMS": "60000",
             ])
         #expect(configuration.bootstrapServers == "kafka-1:9092")
         #expect(configuration.workers == 4)
+        #expect(
+            configuration.cache.loadTimeout == .seconds(60) && ServerConfiguration().cache.loadTimeout == .seconds(2))
         #expect(configuration.deliveryMode == .atLeastOnce)
         #expect(configuration.kafkaProperties == ["security.protocol": "SASL_SSL", "sasl.password": "from-env"])
         let printed = configuration.describe().map { "\($0.key): \($0.value)" }.joined(separator: "\n")

@@ -56,10 +56,8 @@ public struct FocusGateServer: Sendable {
         }
 
         let registry = PrometheusCollectorRegistry()
-        var cacheConfiguration = ContextCache.Configuration()
-        cacheConfiguration.maxEntries = self.configuration.cacheMaxEntries
         let cache = ContextCache(
-            store: store, configuration: cacheConfiguration, metrics: ContextCacheMetrics(registry: registry),
+            store: store, configuration: self.configuration.cache, metrics: ContextCacheMetrics(registry: registry),
             logger: self.logger)
 
         var consumerConfiguration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)

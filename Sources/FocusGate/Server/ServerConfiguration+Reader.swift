@@ -68,6 +68,7 @@ extension ServerConfiguration {
             .text("store.sqlite.path", \.sqlitePath),
             .text("store.postgres.url", \.postgresURL, show: { Self.redactingPassword($0) }),
             .integer("cache.maxEntries", \.cacheMaxEntries, 1...100_000_000),
+            .integer("cache.loadTimeoutMs", \.cacheLoadTimeoutMilliseconds, 10...600_000),
             .text("admin.host", \.adminHost),
             .integer("admin.port", \.adminPort, 1...65535),
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),

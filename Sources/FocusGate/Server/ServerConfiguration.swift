@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable {
     public var postgresURL = ""
     /// `cache.maxEntries`. Default: `1000000`.
     public var cacheMaxEntries = 1_000_000
+    /// `cache.loadTimeoutMs`: how long a batch waits for its misses' contexts from the store.
+    /// Default: `2000`.
+    public var cacheLoadTimeoutMilliseconds = 2_000
     /// `admin.host`. Default: `127.0.0.1`.
     public var adminHost = "127.0.0.1"
     /// `admin.port`. Default: `8080`.
@@ -147,6 +150,14 @@ public struct ServerConfiguration: Sendable {
             self.key = key
             self.message = message
         }
+    }
+
+    /// The context cache's settings.
+    public var cache: ContextCache.Configuration {
+        var cache = ContextCache.Configuration()
+        cache.maxEntries = self.cacheMaxEntries
+        cache.loadTimeout = .milliseconds(self.cacheLoadTimeoutMilliseconds)
+        return cache
     }
 
     /// The pipeline's settings, for the resolved bootstrap servers.
