@@ -322,6 +322,8 @@ extension RepeatedSenderTests {
         #expect(MemoryLayout<StateEntry>.stride == 48)
         #expect(MemoryLayout<SenderRing>.stride == 72)
         #expect(MemoryLayout<UserSlot>.stride + MemoryLayout<String>.stride == 56)
+        // The app id's tag fills what was padding.
+        #expect(MemoryLayout<AppSlot>.stride + MemoryLayout<String>.stride == 72)
         #expect(MemoryLayout<RateWindow>.stride == 64)
     }
 }

@@ -5,6 +5,8 @@ public import FocusGateCore
 extension ContextCache {
     struct Slot {
         var userID: String
+        /// `userID`'s ``IdentifierIndex/hash(_:)``, for moving the slot in ``State/index``.
+        var hash: UInt64
         /// `nil`: the user has no context (a cached negative answer).
         var context: CompiledFocusContext?
         /// The applied version; `-1` for "no context".
@@ -18,7 +20,8 @@ extension ContextCache {
     }
 
     struct State {
-        var index: [String: Int] = [:]
+        /// The slots by user id.
+        var index = IdentifierIndex()
         var slots: [Slot] = []
         var hand = 0
         let capacity: Int
@@ -32,10 +35,17 @@ extension ContextCache {
             self.capacity = capacity
         }
 
+        /// The user's slot; `hash` is the id's ``IdentifierIndex/hash(_:)`` when the caller has it.
+        func slot(of userID: String, hash: UInt64? = nil) -> Int? {
+            self.index.find(userID, hash: hash ?? IdentifierIndex.hash(userID)) { self.slots[Int($0)].userID }
+                .map(Int.init)
+        }
+
         mutating func insert(
             userID: String, context: CompiledFocusContext?, version: Int64, metrics: ContextCacheMetrics
         ) {
-            if let existing = self.index[userID] {
+            let hash = IdentifierIndex.hash(userID)
+            if let existing = self.slot(of: userID, hash: hash) {
                 guard version >= self.slots[existing].version else { return }
                 self.slots[existing].context = context
                 self.slots[existing].version = version
@@ -45,10 +55,10 @@ extension ContextCache {
                 return
             }
             let slot = Slot(
-                userID: userID, context: context, version: version, announced: version, mustReload: false,
-                referenced: false)
+                userID: userID, hash: hash, context: context, version: version, announced: version,
+                mustReload: false, referenced: false)
             if self.slots.count < self.capacity {
-                self.index[userID] = self.slots.count
+                self.index.insert(UInt32(self.slots.count), hash: hash)
                 self.slots.append(slot)
                 return
             }
@@ -57,20 +67,22 @@ extension ContextCache {
                 self.slots[self.hand].referenced = false
                 self.hand = (self.hand + 1) % self.capacity
             }
-            self.index[self.slots[self.hand].userID] = nil
+            self.index.remove(UInt32(self.hand), hash: self.slots[self.hand].hash)
             self.slots[self.hand] = slot
-            self.index[userID] = self.hand
+            self.index.insert(UInt32(self.hand), hash: hash)
             self.hand = (self.hand + 1) % self.capacity
             metrics.evictions.increment()
         }
 
         /// Removes a user; the last slot moves into the hole so that slots stay dense.
         mutating func remove(userID: String) -> Bool {
-            guard let slot = self.index.removeValue(forKey: userID) else { return false }
+            guard let slot = self.slot(of: userID) else { return false }
+            self.index.remove(UInt32(slot), hash: self.slots[slot].hash)
             let last = self.slots.count - 1
             if slot != last {
+                self.index.remove(UInt32(last), hash: self.slots[last].hash)
                 self.slots[slot] = self.slots[last]
-                self.index[self.slots[slot].userID] = slot
+                self.index.insert(UInt32(slot), hash: self.slots[slot].hash)
             }
             self.slots.removeLast()
             if self.hand >= self.slots.count { self.hand = 0 }

@@ -80,17 +80,20 @@ public final class ContextCache: Sendable {
     }
 
     /// ``lookups(_:)`` into `result`, replacing its contents and keeping its storage: a worker
-    /// passes the same buffer for every batch instead of allocating one per batch.
-    public func lookups(_ userIDs: [String], into result: inout [ContextLookup]) {
+    /// passes the same buffer for every batch instead of allocating one per batch, and, when it
+    /// has them, the ids' ``IdentifierIndex/hash(_:)`` by position in `hashes` (it hashes each
+    /// record's user id once, for this and for its partition state).
+    public func lookups(_ userIDs: [String], hashes: [UInt64]? = nil, into result: inout [ContextLookup]) {
         result.removeAll(keepingCapacity: true)
         guard !userIDs.isEmpty else { return }
+        precondition(hashes.map { $0.count == userIDs.count } ?? true, "one hash per user id")
         result.reserveCapacity(userIDs.count)
         var misses: [String] = []
         var missPositions: [String: [Int]] = [:]
         var hits = 0
         self.state.withLock { state in
             for (position, userID) in userIDs.enumerated() {
-                if let slot = state.index[userID], !state.slots[slot].mustReload {
+                if let slot = state.slot(of: userID, hash: hashes?[position]), !state.slots[slot].mustReload {
                     state.slots[slot].referenced = true
                     result.append(.available(state.slots[slot].context))
                     hits += 1
@@ -123,7 +126,8 @@ public final class ContextCache: Sendable {
     /// Applies a load's answer for one missed user under the lock: the lookup to decide with.
     private func settle(_ userID: String, loaded: [String: FocusContext]?, state: inout State) -> ContextLookup {
         let announced = max(
-            state.loading.removeValue(forKey: userID) ?? -1, state.index[userID].map { state.slots[$0].announced } ?? -1
+            state.loading.removeValue(forKey: userID) ?? -1,
+            state.slot(of: userID).map { state.slots[$0].announced } ?? -1
         )
         guard let loaded else { return .unavailable }
         let context = loaded[userID]
@@ -200,7 +204,7 @@ public final class ContextCache: Sendable {
                 if let announced = state.loading[context.userID] {
                     state.loading[context.userID] = max(announced, context.version)
                 }
-                guard let slot = state.index[context.userID] else { return (.notCached, nil) }
+                guard let slot = state.slot(of: context.userID) else { return (.notCached, nil) }
                 guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else {
                     return (.stale, nil)
                 }
@@ -219,7 +223,7 @@ public final class ContextCache: Sendable {
                 if let announced = state.loading[userID] {
                     state.loading[userID] = max(announced, version)
                 }
-                guard let slot = state.index[userID] else { return nil }
+                guard let slot = state.slot(of: userID) else { return nil }
                 guard version > state.slots[slot].version else { return false }
                 state.slots[slot].announced = max(state.slots[slot].announced, version)
                 state.slots[slot].mustReload = true
@@ -233,7 +237,7 @@ public final class ContextCache: Sendable {
             guard let loaded = self.loadBlocking([userID]) else { return (.unavailable, nil) }
             let context = loaded[userID]
             return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
-                guard let slot = state.index[userID] else { return (.notCached, nil) }
+                guard let slot = state.slot(of: userID) else { return (.notCached, nil) }
                 let announced = state.slots[slot].announced
                 if !state.slots[slot].mustReload && state.slots[slot].version >= announced {
                     // A batch's miss-load got the announced version first: it is applied all the same.

@@ -18,6 +18,7 @@ extension GatewayWorker {
         // Pass 1: routing fields and users, no output yet.
         self.decoded.removeAll(keepingCapacity: true)
         self.batchUsers.removeAll(keepingCapacity: true)
+        self.batchUserHashes.removeAll(keepingCapacity: true)
         // No rebalance comes within a batch: the partitions owned stay as they are.
         let partitions = self.partitions
         var owner = PartitionRun()
@@ -31,11 +32,13 @@ extension GatewayWorker {
                     value: record.value, key: record.key, identifiers: &self.identifiers)
                 self.decoded.append(.event(event, user: self.batchUsers.count))
                 self.batchUsers.append(event.userID)
+                // Hashed once: the cache and the partition state find the user with it.
+                self.batchUserHashes.append(IdentifierIndex.hash(event.userID))
             } catch {
                 self.decoded.append(.invalid(error))
             }
         }
-        self.cache.lookups(self.batchUsers, into: &self.batchContexts)
+        self.cache.lookups(self.batchUsers, hashes: self.batchUserHashes, into: &self.batchContexts)
         let now = self.configuration.clock.nowMilliseconds()
         self.decidedAtText.removeAll(keepingCapacity: true)
         DecimalText.append(now, to: &self.decidedAtText)
@@ -49,6 +52,7 @@ extension GatewayWorker {
         var produced = 0
         let decoded = self.decoded
         let contexts = self.batchContexts
+        let userHashes = self.batchUserHashes
         let producer = self.outputs.producer
         let deliveryID = self.outputs.ledger.current
         let decidedAt = self.decidedAtText
@@ -84,7 +88,8 @@ extension GatewayWorker {
                     let (decision, admission) = progress.state.decide(
                         event, lookup: lookup, defaultRateLimits: self.configuration.rateLimits,
                         repeatedWindowMilliseconds: self.repeatedWindowMilliseconds, nowMilliseconds: now,
-                        sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset)
+                        sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset,
+                        userHash: userHashes[user])
                     switch admission {
                     case .duplicate:
                         counts.duplicates += 1
@@ -101,7 +106,8 @@ extension GatewayWorker {
                         counts.count(outcome: outcome, reason: decision.reason.index)
                     }
                 } else {
-                    _ = progress.state.admit(event, context: context, nowMilliseconds: now)
+                    _ = progress.state.admit(
+                        event, context: context, nowMilliseconds: now, userHash: userHashes[user])
                 }
             }
             progress.next = record.offset + 1

@@ -174,11 +174,13 @@ final class GatewayWorker {
     /// `people.repeatedWindowSeconds`, in milliseconds.
     let repeatedWindowMilliseconds: Int64
     var decoded: [Decoded] = []
-    /// The users of the batch being processed, and their contexts (one per position), reused.
+    /// The users of the batch being processed, their ids' hashes and their contexts (one per
+    /// position), reused.
     var batchUsers: [String] = []
+    var batchUserHashes: [UInt64] = []
+    var batchContexts: [ContextLookup] = []
     /// Input timestamps (Unix ms) of the records sampled for latency since the last commit.
     var commitLatencySamples: [Int64] = []
-    var batchContexts: [ContextLookup] = []
 
     /// At-least-once: a commit whose outputs, state changelog and commit markers were produced
     /// and whose state is in use, its input offsets waiting for the cluster to acknowledge them.
@@ -194,7 +196,7 @@ final class GatewayWorker {
     }
 
     enum Decoded {
-        /// A valid event, with its position in the batch's user list.
+        /// A valid event, with its position in the batch's user lists.
         case event(NotificationEvent, user: Int)
         case invalid(EventDecodingError)
         case skipped

@@ -45,10 +45,25 @@ public enum FocusDecider {
         appID: String, criteria: String?, interruptionLevel: InterruptionLevel, person: PersonList?,
         repeatedSender: Bool, context found: CompiledFocusContext?, nowMilliseconds: Int64
     ) -> Decision {
+        self.decideCounting(
+            appID: appID, criteria: criteria, interruptionLevel: interruptionLevel, person: person,
+            repeatedSender: repeatedSender, context: found, nowMilliseconds: nowMilliseconds
+        ).decision
+    }
+
+    /// ``decide(appID:criteria:interruptionLevel:person:repeatedSender:context:nowMilliseconds:)``
+    /// and whether the notification, unread, counts in the badge under the same context
+    /// (``countsInBadge(appID:criteria:person:context:nowMilliseconds:)``): both come from one
+    /// pass through the people lists, the app's filter and its predicate.
+    static func decideCounting(
+        appID: String, criteria: String?, interruptionLevel: InterruptionLevel, person: PersonList?,
+        repeatedSender: Bool, context found: CompiledFocusContext?, nowMilliseconds: Int64
+    ) -> (decision: Decision, countsInBadge: Bool) {
         guard let context = found, context.isFocusOn(atMilliseconds: nowMilliseconds) else {
-            return Decision(outcome: .delivered, reason: .noFocus, contextVersion: found?.version)
+            return (Decision(outcome: .delivered, reason: .noFocus, contextVersion: found?.version), true)
         }
         let (outcome, reason) = self.filter(appID: appID, criteria: criteria, person: person, context: context)
+        let counts = !context.hideBadges && outcome == .delivered
         var decision = Decision(outcome: outcome, reason: reason, focus: context.focus, contextVersion: context.version)
         if outcome == .silenced {
             if interruptionLevel == .critical {
@@ -64,7 +79,7 @@ public enum FocusDecider {
                 decision.reason = .repeatedSender
             }
         }
-        return decision
+        return (decision, counts)
     }
 
     /// Decides an event.

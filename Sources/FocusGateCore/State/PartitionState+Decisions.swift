@@ -17,14 +17,17 @@ extension PartitionState {
     ///   - sentAtMilliseconds: The record timestamp.
     ///   - sourceOffset: The record's offset in the partition, kept with the notification for its
     ///     user's history and summaries; `-1`: not known.
+    ///   - userHash: The user id's ``IdentifierIndex/hash(_:)`` when the caller has it (a worker
+    ///     hashes it once per record, for its context cache and for this); `nil`: hashed here.
     /// - Returns: The decision, and whether the event was a duplicate (then nothing changed).
     public mutating func decide(
         _ event: NotificationEvent, lookup: ContextLookup, defaultRateLimits: RateLimitPolicy,
-        repeatedWindowMilliseconds: Int64, nowMilliseconds: Int64, sentAtMilliseconds: Int64, sourceOffset: Int64 = -1
+        repeatedWindowMilliseconds: Int64, nowMilliseconds: Int64, sentAtMilliseconds: Int64, sourceOffset: Int64 = -1,
+        userHash: UInt64? = nil
     ) -> (decision: Decision, admission: Admission) {
         var context: CompiledFocusContext?
         if case .available(let found) = lookup { context = found }
-        let user = self.internUser(event.userID)
+        let user = self.internUser(event.userID, hash: userHash)
         // The next change of the Focus in force is a timer of the partition, and the user's
         // status is noted when it changed: both committed with the partition, worked out again
         // only under a new context version (within one, the timer brings the changes).
@@ -49,10 +52,12 @@ extension PartitionState {
                     windowMilliseconds: repeatedWindowMilliseconds)
             } == true
         var decision: Decision
+        // Whether it counts in the badge, unread: found with the decision, by the same filter.
+        var counts = true
         if case .unavailable = lookup {
             decision = FocusDecider.decide(event, lookup: lookup, nowMilliseconds: nowMilliseconds)
         } else {
-            decision = FocusDecider.decide(
+            (decision, counts) = FocusDecider.decideCounting(
                 appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
                 person: person, repeatedSender: repeated, context: context, nowMilliseconds: nowMilliseconds)
         }
@@ -77,7 +82,7 @@ extension PartitionState {
             decision.focus ?? (silenced ? context?.focusOn(atMilliseconds: nowMilliseconds) : nil))
         let admission = self.admitNotification(
             event, user: user, senderHash: senderHash, appHash: appHash, person: person, context: context,
-            nowMilliseconds: nowMilliseconds, silenced: silenced,
+            nowMilliseconds: nowMilliseconds, silenced: silenced, countsInBadge: counts,
             decided: (UInt8(decision.reason.index + 1), decision.contextVersion ?? .min, focus),
             sentAtMilliseconds: sentAtMilliseconds, rateLimits: limits, rateWindows: windows, sourceOffset: sourceOffset
         )

@@ -76,7 +76,7 @@ extension PartitionState {
     /// older but still unread. Walks the user's window and unread lists: bounded by
     /// ``dedupeWindow`` and ``maxUnreadPerApp``, whatever the partition holds.
     public func history(userID: String, query: HistoryQuery) -> HistoryPage {
-        guard let user = self.userNumbers[userID], query.limit > 0 else {
+        guard let user = self.userNumber(userID), query.limit > 0 else {
             return HistoryPage(items: [], nextCursor: nil)
         }
         var remembered: [UInt32] = []
@@ -100,7 +100,7 @@ extension PartitionState {
 
     /// What the state remembers of the notification `id` of the user.
     public func historyItem(userID: String, notificationID id: String) -> HistoryLookup {
-        guard let user = self.userNumbers[userID] else { return .notRemembered(forgotten: false) }
+        guard let user = self.userNumber(userID) else { return .notRemembered(forgotten: false) }
         if let entry = self.findEntry(user: user, idHash: Self.idHash(id)),
             !self.decisions[Int(entry)].hasID || self.hasID(self.decisions[Int(entry)], id)
         {

@@ -6,7 +6,7 @@ extension PartitionState {
     public func delivered(userID: String, appID: String, policy: RateLimitPolicy, atMilliseconds: Int64)
         -> RateCounts
     {
-        guard let user = self.userNumbers[userID] else { return RateCounts() }
+        guard let user = self.userNumber(userID) else { return RateCounts() }
         return self.delivered(
             user: user, appHash: policy.perApp == nil ? 0 : Self.appHash(appID), policy: policy,
             atMilliseconds: atMilliseconds)

@@ -254,6 +254,7 @@ extension PartitionState {
         let app = found ?? self.makeApp(user: user, appID: "", ordinal: ordinal)
         if isName {
             self.appIDBySlot[Int(app)] = self.sharedAppID(String(decoding: value, as: UTF8.self))
+            self.apps[Int(app)].appTag = Self.appTag(self.appIDBySlot[Int(app)])
             self.apps[Int(app)].flags |= AppSlot.restoredName
         } else {
             var reader = Reader(bytes: value)

@@ -49,7 +49,7 @@ extension PartitionState {
     public mutating func expire(
         userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64, before cutoff: Int64
     ) -> [BadgeUpdate] {
-        guard let user = self.userNumbers[userID] else { return [] }
+        guard let user = self.userNumber(userID) else { return [] }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // The apps whose unread lists change, each counted under `context` before its first change.
         var touched: [UInt32] = []
@@ -143,7 +143,7 @@ extension PartitionState {
         self.statusSlots[user] = nil
         self.transitionSlots[user] = nil
         self.transitionQueue.set(user, at: nil)
-        self.userNumbers[self.userIDByNumber[Int(user)]] = nil
+        self.userIndex.remove(user, hash: IdentifierIndex.hash(self.userIDByNumber[Int(user)]))
         self.userIDByNumber[Int(user)] = ""
         self.users[Int(user)] = .freed
         self.freeUsers.free(user)

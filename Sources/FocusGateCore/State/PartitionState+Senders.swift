@@ -7,7 +7,7 @@ extension PartitionState {
     public func isRepeatedSender(userID: String, senderID: String?, atMilliseconds: Int64, windowMilliseconds: Int64)
         -> Bool
     {
-        guard let senderID, let user = self.userNumbers[userID] else { return false }
+        guard let senderID, let user = self.userNumber(userID) else { return false }
         return self.isRepeatedSender(
             user: user, senderHash: Self.senderHash(senderID), atMilliseconds: atMilliseconds,
             windowMilliseconds: windowMilliseconds)

@@ -74,7 +74,7 @@ extension PartitionState {
 
     /// The status last published for `userID`, if the user was ever focused.
     public func publishedStatus(userID: String) -> (focused: Bool, until: Int64?, sequence: UInt64)? {
-        guard let user = self.userNumbers[userID], let slot = self.statusSlots[user] else { return nil }
+        guard let user = self.userNumber(userID), let slot = self.statusSlots[user] else { return nil }
         return (slot.focused, slot.until == .max ? nil : slot.until, slot.sequence)
     }
 

@@ -2,27 +2,40 @@
 
 extension PartitionState {
     /// The user's number, interning the user when new (in a number the retention freed, if any).
-    mutating func internUser(_ userID: String) -> UInt32 {
-        if let user = self.userNumbers[userID] { return user }
+    /// `hash` is the id's ``IdentifierIndex/hash(_:)`` when the caller has it.
+    mutating func internUser(_ userID: String, hash: UInt64? = nil) -> UInt32 {
+        let hash = hash ?? IdentifierIndex.hash(userID)
+        if let user = self.userNumber(userID, hash: hash) { return user }
         if let user = self.freeUsers.take() {
             self.modifyUser(user) { $0 = UserSlot() }
             self.userIDByNumber.replace(user, with: userID)
-            self.userNumbers[userID] = user
+            self.userIndex.insert(user, hash: hash)
             return user
         }
         let user = UInt32(self.users.count)
         self.users.append(UserSlot())
         self.userIDByNumber.append(userID)
-        self.userNumbers[userID] = user
+        self.userIndex.insert(user, hash: hash)
         return user
     }
 
+    /// The user's number when the user has state here; `hash` as for ``internUser(_:hash:)``.
+    func userNumber(_ userID: String, hash: UInt64? = nil) -> UInt32? {
+        self.userIndex.find(userID, hash: hash ?? IdentifierIndex.hash(userID)) { self.userIDByNumber[Int($0)] }
+    }
+
     func findApp(user: UInt32, appID: String) -> UInt32? {
+        let tag = Self.appTag(appID)
         var apps = AppList.walk(self.users[Int(user)])
         while let app = apps.next(in: self.apps) {
-            if self.appIDBySlot[Int(app)] == appID { return app }
+            if self.apps[Int(app)].appTag == tag && self.appIDBySlot[Int(app)] == appID { return app }
         }
         return nil
+    }
+
+    /// 16 bits of the app id's hash, kept in its slot (``AppSlot/appTag``).
+    static func appTag(_ appID: String) -> UInt16 {
+        UInt16(truncatingIfNeeded: StableHash.fnv1a(appID, basis: StableHash.appTagBasis) >> 48)
     }
 
     func findApp(user: UInt32, ordinal: UInt32) -> UInt32? {
@@ -48,7 +61,7 @@ extension PartitionState {
     mutating func makeApp(user: UInt32, appID: String, ordinal: UInt32? = nil) -> UInt32 {
         let ordinal = ordinal ?? self.users[Int(user)].nextOrdinal
         let appID = self.sharedAppID(appID)
-        var slot = AppSlot(user: user, ordinal: ordinal)
+        var slot = AppSlot(user: user, ordinal: ordinal, appTag: Self.appTag(appID))
         AppList.prepare(&slot, toPrecede: self.users[Int(user)])
         let released =
             self.releasedPending.isEmpty

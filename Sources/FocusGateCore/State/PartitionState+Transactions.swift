@@ -103,6 +103,24 @@ extension PartitionState {
         pair("apps and their ids", self.apps, self.appIDBySlot)
         pair("users and their ids", self.users, self.userIDByNumber)
         found += self.attributes.violations.map { "attributes: \($0)" }
+        found += self.userIndex.violations { user in
+            Int(user) < self.userIDByNumber.count ? self.userIDByNumber[Int(user)] : nil
+        }.map { "user index: \($0)" }
+        for app in 0..<min(self.apps.count, self.appIDBySlot.count) where self.apps[app].has(AppSlot.alive) {
+            if self.apps[app].appTag != Self.appTag(self.appIDBySlot[app]) {
+                found.append("apps: app \(app)'s tag is not its id's")
+            }
+        }
+        var named = 0
+        for user in 0..<self.userIDByNumber.count where !self.userIDByNumber[user].isEmpty {
+            named += 1
+            if self.userNumber(self.userIDByNumber[user]) != UInt32(user) {
+                found.append("user index: user \(user)'s id does not find it")
+            }
+        }
+        if named != self.userIndex.count {
+            found.append("user index: \(self.userIndex.count) numbers for \(named) users with an id")
+        }
         found += self.transitionQueue.violations().map { "timers: \($0)" }
         for timer in self.transitionQueue.timers where self.transitionSlots[timer.user]?.at != timer.at {
             found.append("timers: user \(timer.user)'s timer at \(timer.at) is not its slot's")
@@ -137,10 +155,14 @@ extension PartitionState {
         self.decisions.rollBack()
         self.apps.rollBack()
         self.appIDBySlot.rollBack()
-        for userID in self.userIDByNumber.appendedSinceCommit { self.userNumbers[userID] = nil }
+        for user in self.userIDByNumber.committedCount..<self.userIDByNumber.count {
+            self.userIndex.remove(UInt32(user), hash: IdentifierIndex.hash(self.userIDByNumber[user]))
+        }
+        // A number's id as of the commit goes back into the index, once its id now is out of it
+        // (an id freed by the retention is "", in the index under no number).
         self.userIDByNumber.rollBack { user, current, committed in
-            if self.userNumbers[current] == user { self.userNumbers[current] = nil }
-            if !committed.isEmpty { self.userNumbers[committed] = user }
+            if !current.isEmpty { self.userIndex.remove(user, hash: IdentifierIndex.hash(current)) }
+            if !committed.isEmpty { self.userIndex.insert(user, hash: IdentifierIndex.hash(committed)) }
         }
         for record in self.undo.reversed() {
             switch record {

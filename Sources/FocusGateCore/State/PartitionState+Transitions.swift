@@ -216,7 +216,7 @@ extension PartitionState {
 
     /// ``watchTransition(user:at:)`` by user id; does nothing for a user the partition does not hold.
     public mutating func watchTransition(userID: String, at instant: Int64?) {
-        guard let user = self.userNumbers[userID] else { return }
+        guard let user = self.userNumber(userID) else { return }
         self.watchTransition(user: user, at: instant)
     }
 

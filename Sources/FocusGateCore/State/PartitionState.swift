@@ -33,7 +33,8 @@ public struct PartitionState {
     var appIDBySlot = UndoableArray<String>()
     /// One copy of each app id, shared by the app slots (an event's app id is a fresh string).
     var appIDCopies: [String: String] = [:]
-    var userNumbers: [String: UInt32] = [:]
+    /// The user numbers by user id (``userIDByNumber``), found by the id's hash.
+    var userIndex = IdentifierIndex()
     /// The criteria and sender of the entries, each distinct pair kept once.
     var attributes = AttributePool()
     /// Recent senders per user (``UserSlot/senderRing``), for repeated-sender breakthrough.
@@ -136,7 +137,7 @@ public struct PartitionState {
     }
 
     /// Users with state.
-    public var userCount: Int { self.userNumbers.count }
+    public var userCount: Int { self.userIndex.count }
 
     /// Remembered notifications (in a dedupe window, unread, or both).
     public var entryCount: Int { self.liveEntries }
@@ -146,7 +147,7 @@ public struct PartitionState {
 
     /// Whether the user has state here.
     public func contains(userID: String) -> Bool {
-        self.userNumbers[userID] != nil
+        self.userNumber(userID) != nil
     }
 
     // MARK: - Events
@@ -170,20 +171,23 @@ public struct PartitionState {
     ///     `nowMilliseconds`.
     ///   - rateLimits: The caps in force: a delivered notification counts in their windows.
     ///   - sourceOffset: The input record's offset in the partition, for summaries; `-1`: not known.
+    ///   - userHash: As for ``decide(_:lookup:defaultRateLimits:repeatedWindowMilliseconds:nowMilliseconds:sentAtMilliseconds:sourceOffset:userHash:)``.
     public mutating func admit(
         _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
-        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none, sourceOffset: Int64 = -1
+        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none, sourceOffset: Int64 = -1,
+        userHash: UInt64? = nil
     ) -> Admission {
+        let userHash = userHash ?? IdentifierIndex.hash(event.userID)
         // A notification follows the user's Focus (timer, status); a read or clear changes
         // neither, and its nil context may stand for a store that cannot answer.
         if event.kind == .notification {
             self.followFocusIfChanged(
-                user: self.internUser(event.userID), context: context, nowMilliseconds: nowMilliseconds)
+                user: self.internUser(event.userID, hash: userHash), context: context, nowMilliseconds: nowMilliseconds)
         }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         switch event.kind {
         case .notification:
-            let user = self.internUser(event.userID)
+            let user = self.internUser(event.userID, hash: userHash)
             let appHash = rateLimits.perApp == nil ? 0 : Self.appHash(event.appID)
             return self.admitNotification(
                 event, user: user, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
@@ -198,7 +202,8 @@ public struct PartitionState {
                     ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces(),
                 sourceOffset: sourceOffset)
         case .read:
-            guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
+            guard let user = self.userNumber(event.userID, hash: userHash),
+                let app = self.findApp(user: user, appID: event.appID)
             else { return .applied(nil) }
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             for id in event.notificationIDs {
@@ -209,7 +214,8 @@ public struct PartitionState {
             }
             return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         case .clear:
-            guard let user = self.userNumbers[event.userID], let app = self.findApp(user: user, appID: event.appID)
+            guard let user = self.userNumber(event.userID, hash: userHash),
+                let app = self.findApp(user: user, appID: event.appID)
             else { return .applied(nil) }
             self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
             while self.apps[Int(app)].unreadHead != StateIndex.none {
@@ -223,10 +229,11 @@ public struct PartitionState {
     /// notification, for an interned user, with the sender's hash (``senderHash(_:)``), the app's
     /// (``appHash(_:)``, when a per-app cap is set), the sender's people list and the user's
     /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once, and
-    /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus).
+    /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus);
+    /// `countsInBadge` when the decision found it (``FocusDecider/decideCounting(appID:criteria:interruptionLevel:person:repeatedSender:context:nowMilliseconds:)``).
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
-        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool,
+        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, countsInBadge: Bool? = nil,
         decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
@@ -242,9 +249,11 @@ public struct PartitionState {
         }
         let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
         self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
-        let counts = FocusDecider.countsInBadge(
-            appID: event.appID, criteria: event.filterCriteria, person: person, context: context,
-            nowMilliseconds: nowMilliseconds)
+        let counts =
+            countsInBadge
+            ?? FocusDecider.countsInBadge(
+                appID: event.appID, criteria: event.filterCriteria, person: person, context: context,
+                nowMilliseconds: nowMilliseconds)
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
@@ -271,7 +280,7 @@ public struct PartitionState {
     public mutating func recompute(
         userID: String, context: CompiledFocusContext?, nowMilliseconds: Int64, timerAt: Int64? = nil
     ) -> [BadgeUpdate] {
-        guard let user = self.userNumbers[userID] else { return [] }
+        guard let user = self.userNumber(userID) else { return [] }
         self.followFocus(user: user, context: context, nowMilliseconds: nowMilliseconds, timerAt: timerAt)
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
         // By app id, so that the updates come out in the same order whatever the apps' history.
@@ -291,7 +300,7 @@ public struct PartitionState {
 
     /// The user's badges as last published, by app id.
     public func badges(userID: String) -> [Badge] {
-        guard let user = self.userNumbers[userID] else { return [] }
+        guard let user = self.userNumber(userID) else { return [] }
         return self.badges(user: user)
     }
 

@@ -143,6 +143,9 @@ struct AppSlot {
     var countedVersion: Int64
     var countedFocus: UInt8
     var flags: UInt8
+    /// 16 bits of the app id's hash (``PartitionState/appTag(_:)``): a search of the user's apps
+    /// compares the id only where the tag matches. (It fills what was padding.)
+    var appTag: UInt16
     /// Index of this app's badge update in `PartitionState.pendingBadgeUpdates`, while one waits
     /// for the commit; ``StateIndex/none`` otherwise.
     var pending: UInt32
@@ -155,7 +158,7 @@ struct AppSlot {
 
     func has(_ flag: UInt8) -> Bool { self.flags & flag != 0 }
 
-    init(user: UInt32, ordinal: UInt32) {
+    init(user: UInt32, ordinal: UInt32, appTag: UInt16 = 0) {
         self.user = user
         self.ordinal = ordinal
         self.nextApp = StateIndex.none
@@ -168,6 +171,7 @@ struct AppSlot {
         self.countedVersion = .min
         self.countedFocus = 0
         self.flags = Self.alive
+        self.appTag = appTag
         self.pending = StateIndex.none
     }
 
