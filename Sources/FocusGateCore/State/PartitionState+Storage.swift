@@ -33,9 +33,9 @@ extension PartitionState {
         return nil
     }
 
-    /// 16 bits of the app id's hash, kept in its slot (``AppSlot/appTag``).
+    /// 16 bits of the app id's hash (``appHash(_:)``), kept in its slot (``AppSlot/appTag``).
     static func appTag(_ appID: String) -> UInt16 {
-        UInt16(truncatingIfNeeded: StableHash.fnv1a(appID, basis: StableHash.appTagBasis) >> 48)
+        UInt16(truncatingIfNeeded: Self.appHash(appID) >> 48)
     }
 
     func findApp(user: UInt32, ordinal: UInt32) -> UInt32? {

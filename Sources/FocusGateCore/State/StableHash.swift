@@ -19,9 +19,6 @@ enum StableHash {
         return hash
     }
 
-    /// The basis of an app id's tag (``PartitionState/appTag(_:)``): in memory only, never kept.
-    static let appTagBasis: UInt64 = 0xcbf2_9ce4_8422_2325
-
     /// A sender id's hash (another basis than notification ids').
     static func sender(_ senderID: String) -> UInt64 {
         self.fnv1a(senderID, basis: 0x84_2222_325c_bf29)
