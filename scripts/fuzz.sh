@@ -24,9 +24,11 @@ flags=(-O -swift-version 6 -parse-as-library -sanitize=fuzzer,address -module-na
 
 binary="$out/FocusGateFuzzer"
 fuzz_sources=$(find "$root/Fuzz" -name '*.swift' | sort)
-# shellcheck disable=SC2086
-newest=$(ls -t $core_sources $fuzz_sources | head -1)
-if [ ! -x "$binary" ] || [ "$newest" -nt "$binary" ]; then
+# Rebuilt when a source is newer than the binary. No reader that stops early (`| head`): under
+# pipefail the writer it leaves behind dies of SIGPIPE whenever its output is longer than one
+# write, and the script with it (exit 141; a clean clone at a long path failed so).
+stale() { [ ! -x "$binary" ] || [ -n "$(find "$root/Sources/FocusGateCore" "$root/Fuzz" -name '*.swift' -newer "$binary")" ]; }
+if stale; then
     echo "building $(basename "$binary")"
     # shellcheck disable=SC2086
     swiftc "${flags[@]}" -num-threads "$(nproc)" $core_sources $fuzz_sources -o "$binary" \
@@ -56,7 +58,7 @@ for name in event predicate context; do
     fi
     (cd "$out" && FOCUSGATE_FUZZ_TARGET="$name" "$binary" "${budget[@]}" -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
         -print_final_stats=1 "$work" "${seeds[@]}" 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|Fatal error|artifact_prefix|Test unit written)" || true)
-    failures=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | head -3)
+    failures=$(find "$out" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \))
     if [ -n "$failures" ]; then
         echo "error: $name found a failing input: $failures" >&2
         exit 1

@@ -187,4 +187,26 @@ struct OperationsFilesTests {
             text.contains("--config /etc/focusgate/focusgate.yaml")
                 || text.contains(#""--config", "/etc/focusgate/focusgate.yaml""#))
     }
+
+    @Test(
+        "no script make test runs stops early under pipefail: nothing pipes into a reader that quits before its writer ends"
+    )
+    func scriptsWithoutEarlyReaders() throws {
+        // `ls | head -1` under `set -o pipefail`: when ls needs more than one write, head may quit
+        // in between, ls dies of SIGPIPE and the pipeline fails (exit 141), by chance and more
+        // often the longer the clone's path. `grep -q`, `-m` and `-l` quit early the same way.
+        let early = /(^|[^|])\|[ \t]*(head\b|grep[ \t]+(-[A-Za-z]*[qml]\b))/
+        let folder = Self.root.appendingPathComponent("scripts")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".sh") }
+        let files = names.map { folder.appendingPathComponent($0) } + [Self.root.appendingPathComponent(".ci/run")]
+        #expect(names.contains("fuzz.sh"))
+        for file in files {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            guard text.contains("pipefail") else { continue }
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where !line.trimmingCharacters(in: .whitespaces).hasPrefix("#") && line.contains(early) {
+                Issue.record("\(file.lastPathComponent):\(number + 1): \(line)")
+            }
+        }
+    }
 }
