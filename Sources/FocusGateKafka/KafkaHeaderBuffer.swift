@@ -75,6 +75,51 @@ public struct KafkaHeaderBuffer: Sendable {
         self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
     }
 
+    /// Appends headers encoded once (see ``KafkaEncodedHeaders``): one copy of their bytes.
+    @inlinable
+    public mutating func append(_ encoded: KafkaEncodedHeaders) {
+        let base = self.bytes.count
+        self.bytes.append(contentsOf: encoded.bytes)
+        for entry in encoded.entries {
+            self.entries.append((entry.name + base, entry.value + base, entry.length))
+        }
+    }
+
+    /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value is `value`.
+    @inlinable
+    public mutating func append(_ name: KafkaEncodedHeaders.Name, value: [UInt8]) {
+        let nameStart = self.bytes.count
+        self.bytes.append(contentsOf: name.bytes)
+        let valueStart = self.bytes.count
+        self.bytes.append(contentsOf: value)
+        self.entries.append((nameStart, valueStart, value.count))
+    }
+
+    /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value is the
+    /// UTF-8 of `value`, copied from the string's storage.
+    @inlinable
+    public mutating func append(_ name: KafkaEncodedHeaders.Name, value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            let nameStart = self.bytes.count
+            self.bytes.append(contentsOf: name.bytes)
+            let valueStart = self.bytes.count
+            self.bytes.append(contentsOf: utf8)
+            self.entries.append((nameStart, valueStart, utf8.count))
+        }
+    }
+
+    /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value `write`
+    /// appends to the bytes it is given.
+    @inlinable
+    public mutating func append(_ name: KafkaEncodedHeaders.Name, writing write: (inout [UInt8]) -> Void) {
+        let nameStart = self.bytes.count
+        self.bytes.append(contentsOf: name.bytes)
+        let valueStart = self.bytes.count
+        write(&self.bytes)
+        self.entries.append((nameStart, valueStart, self.bytes.count - valueStart))
+    }
+
     /// The headers as values (for tests and logs).
     public var headers: [KafkaHeader] {
         self.entries.map { entry in
@@ -91,5 +136,39 @@ public struct KafkaHeaderBuffer: Sendable {
         self.bytes.append(contentsOf: name)
         self.bytes.append(0)
         return start
+    }
+}
+
+/// Headers whose names and values do not change from record to record (a decision's outcome and
+/// reason), encoded once: ``KafkaHeaderBuffer/append(_:)`` copies their bytes and offsets, where
+/// appending them by name and value would copy each string's UTF-8 again for every record.
+public struct KafkaEncodedHeaders: Sendable {
+    @usableFromInline let bytes: [UInt8]
+    /// As ``KafkaHeaderBuffer``'s, relative to `bytes`.
+    @usableFromInline let entries: [(name: Int, value: Int, length: Int)]
+
+    /// Encodes `headers`, in order.
+    public init(_ headers: [KafkaHeader]) {
+        let buffer = KafkaHeaderBuffer(headers)
+        self.bytes = buffer.bytes
+        self.entries = buffer.entries
+    }
+
+    /// The headers as values (for tests).
+    public var headers: [KafkaHeader] {
+        var buffer = KafkaHeaderBuffer([])
+        buffer.append(self)
+        return buffer.headers
+    }
+
+    /// A header's name encoded once (its UTF-8 and the NUL that ends it), for a value written per
+    /// record.
+    public struct Name: Sendable {
+        @usableFromInline let bytes: [UInt8]
+
+        /// Encodes `name`.
+        public init(_ name: String) {
+            self.bytes = Array(name.utf8) + [0]
+        }
     }
 }

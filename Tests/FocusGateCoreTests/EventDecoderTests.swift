@@ -85,6 +85,10 @@ struct EventDecoderTests {
             let aps = try self.decode(#"{"id":"n","userId":"u","appId":"a","aps":{"interruption-level":"\#(text)"}}"#)
             #expect(top.interruptionLevel == level && aps.interruptionLevel == level, "\(text)")
         }
+        // Each level spells itself as Apple does and reads back as itself; the four are distinct.
+        let levels = [InterruptionLevel.passive, .active, .timeSensitive, .critical]
+        #expect(levels.map(\.rawValue) == ["passive", "active", "time-sensitive", "critical"])
+        #expect(levels.map { InterruptionLevel(parsing: $0.description) } == levels && Set(levels).count == 4)
     }
 
     @Test("an identifier pool finds each of many ids again by its bytes")

@@ -27,6 +27,38 @@ struct KafkaHeaderBufferTests {
         #expect(KafkaHeaderBuffer([KafkaHeader(name: "a", value: "1")]).headers == [KafkaHeader(name: "a", value: "1")])
     }
 
+    @Test("headers encoded once and names with values written per record come out as the same headers appended by name")
+    func encodedHeaders() {
+        let encoded = KafkaEncodedHeaders([
+            KafkaHeader(name: "focusgate-decision", value: "delivered"), KafkaHeader(name: "absent", value: nil),
+            KafkaHeader(name: "empty", value: []),
+        ])
+        #expect(
+            encoded.headers == [
+                KafkaHeader(name: "focusgate-decision", value: "delivered"), KafkaHeader(name: "absent", value: nil),
+                KafkaHeader(name: "empty", value: []),
+            ])
+        var buffer = KafkaHeaderBuffer()
+        for _ in 0..<2 {  // the second round reuses the storage
+            buffer.removeAll()
+            buffer.append(name: "traceparent", value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+            buffer.append(encoded)
+            buffer.append(
+                KafkaEncodedHeaders.Name("focusgate-focus"), value: "Wörk, a Focus named longer than 15 bytes")
+            buffer.append(KafkaEncodedHeaders.Name("focusgate-decided-at"), value: Array("1795284000123".utf8))
+            buffer.append(KafkaEncodedHeaders.Name("focusgate-context-version")) { DecimalText.append(42, to: &$0) }
+            buffer.append(encoded)
+            #expect(
+                buffer.headers == [
+                    KafkaHeader(name: "traceparent", value: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+                ] + encoded.headers + [
+                    KafkaHeader(name: "focusgate-focus", value: "Wörk, a Focus named longer than 15 bytes"),
+                    KafkaHeader(name: "focusgate-decided-at", value: "1795284000123"),
+                    KafkaHeader(name: "focusgate-context-version", value: "42"),
+                ] + encoded.headers)
+        }
+    }
+
     @Test("no headers, no storage: the producer's calls without headers allocate nothing for them")
     func noHeadersNoStorage() {
         let none = KafkaHeaderBuffer([])

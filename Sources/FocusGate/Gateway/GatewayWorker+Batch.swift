@@ -15,33 +15,16 @@ extension GatewayWorker {
         }
         guard !batch.isEmpty else { return }
 
-        // Pass 1: routing fields and users, no output yet.
-        self.decoded.removeAll(keepingCapacity: true)
-        self.batchUsers.removeAll(keepingCapacity: true)
-        self.batchUserHashes.removeAll(keepingCapacity: true)
+        // Pass 1: routing fields and users, no output yet. One access to the worker's buffers
+        // for the whole pass (each access to a class's stored property is an exclusivity check at
+        // run time; within the buffers' own method, none is).
         // No rebalance comes within a batch: the partitions owned stay as they are.
         let partitions = self.partitions
-        var owner = PartitionRun()
-        for record in batch {
-            guard owner.partition(of: record, in: partitions)?.accepts(offset: record.offset) ?? false else {
-                self.decoded.append(.skipped)
-                continue
-            }
-            do {
-                let event = try self.decoder.decode(
-                    value: record.value, key: record.key, identifiers: &self.identifiers)
-                self.decoded.append(.event(event, user: self.batchUsers.count))
-                self.batchUsers.append(event.userID)
-                // Hashed once: the cache and the partition state find the user with it.
-                self.batchUserHashes.append(IdentifierIndex.hash(event.userID))
-            } catch {
-                self.decoded.append(.invalid(error))
-            }
-        }
-        self.cache.lookups(self.batchUsers, hashes: self.batchUserHashes, into: &self.batchContexts)
+        self.buffers.decode(batch, owned: partitions, with: self.decoder)
+        self.cache.lookups(self.buffers.users, hashes: self.buffers.userHashes, into: &self.buffers.contexts)
         let now = self.configuration.clock.nowMilliseconds()
-        self.decidedAtText.removeAll(keepingCapacity: true)
-        DecimalText.append(now, to: &self.decidedAtText)
+        self.buffers.decidedAt.removeAll(keepingCapacity: true)
+        DecimalText.append(now, to: &self.buffers.decidedAt)
         try self.beginTransactionIfNeeded()
 
         // Pass 2: decide, update state, produce. What the loop reads of the worker's properties for
@@ -50,31 +33,42 @@ extension GatewayWorker {
         var counts = BatchCounts()
         var processed = 0
         var produced = 0
-        let decoded = self.decoded
-        let contexts = self.batchContexts
-        let userHashes = self.batchUserHashes
+        let contexts = self.buffers.contexts
+        let userHashes = self.buffers.userHashes
         let producer = self.outputs.producer
+        let topics = (delivered: self.outputs.delivered, silenced: self.outputs.silenced)
         let deliveryID = self.outputs.ledger.current
-        let decidedAt = self.decidedAtText
+        let decidedAt = self.buffers.decidedAt
+        let names = self.outputHeaders
+        let rateLimits = self.configuration.rateLimits
+        let repeatedWindow = self.repeatedWindowMilliseconds
+        // The header buffer and the decoded records are taken for the batch (swaps: their storage
+        // is kept, not copied), so that each record's event is moved out, not copied.
+        var headers = KafkaHeaderBuffer([])
+        swap(&headers, &self.buffers.headers)
+        var decoded: [Decoded] = []
+        swap(&decoded, &self.buffers.decoded)
         // Counted even when a produce error cuts the batch short: the abort replays these too,
         // and the records produced before it are in the interval's acknowledgement count.
         defer {
+            swap(&headers, &self.buffers.headers)
+            swap(&decoded, &self.buffers.decoded)
             self.processedSinceCommit += processed
             self.outputs.ledger.produced += produced
         }
-        owner = PartitionRun()
+        var owner = PartitionRun()
         for (position, record) in batch.enumerated() {
             // Pass 1 took only records of owned partitions.
             guard let progress = owner.partition(of: record, in: partitions) else { continue }
-            switch decoded[position] {
+            switch exchange(&decoded[position], with: .skipped) {
             case .skipped:
                 continue
             case .invalid(let error):
                 processed += 1
                 Self.writeErrorHeaders(
-                    error, record: record, sourcePrefix: progress.sourcePrefix, into: &self.headerBuffer)
+                    error, record: record, sourcePrefix: progress.sourcePrefix, names: names, into: &headers)
                 try producer.produce(
-                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: self.headerBuffer,
+                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: headers,
                     deliveryID: deliveryID)
                 produced += 1
                 counts.deadLetters[error.code, default: 0] += 1
@@ -86,8 +80,8 @@ extension GatewayWorker {
                 // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
                     let (decision, admission) = progress.state.decide(
-                        event, lookup: lookup, defaultRateLimits: self.configuration.rateLimits,
-                        repeatedWindowMilliseconds: self.repeatedWindowMilliseconds, nowMilliseconds: now,
+                        event, lookup: lookup, defaultRateLimits: rateLimits,
+                        repeatedWindowMilliseconds: repeatedWindow, nowMilliseconds: now,
                         sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset,
                         userHash: userHashes[user])
                     switch admission {
@@ -97,10 +91,10 @@ extension GatewayWorker {
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         Self.writeDecisionHeaders(
                             decision, record: record, sourcePrefix: progress.sourcePrefix,
-                            decidedAt: decidedAt, into: &self.headerBuffer)
+                            decidedAt: decidedAt, names: names, into: &headers)
                         try producer.produce(
-                            topic: outcome == 0 ? self.outputs.delivered : self.outputs.silenced,
-                            key: record.key, value: record.value, headers: self.headerBuffer,
+                            topic: outcome == 0 ? topics.delivered : topics.silenced,
+                            key: record.key, value: record.value, headers: headers,
                             deliveryID: deliveryID)
                         produced += 1
                         counts.count(outcome: outcome, reason: decision.reason.index)
@@ -123,7 +117,7 @@ extension GatewayWorker {
 
     /// The owned partition of each record of a batch, looked up again only when the partition
     /// differs from the record before's: a batch holds runs of one partition's records.
-    private struct PartitionRun {
+    struct PartitionRun {
         private var last: (partition: Int32, owned: Partition?)?
 
         mutating func partition(of record: KafkaRecord, in partitions: [Int32: Partition]) -> Partition? {
@@ -134,46 +128,47 @@ extension GatewayWorker {
         }
     }
 
-    /// The headers of a decided notification into `headers` (the worker's ``headerBuffer``): the
-    /// input record's own, unchanged and in order, then the `focusgate-*` ones (docs/contract.md,
-    /// Outputs). What the batch's records share (the source's topic and partition, the decision's
-    /// instant) was written once; per record only the offset and the context version are
-    /// formatted. Static and given the buffer `inout`: one exclusive access to the worker's
-    /// property for all the headers, not one per header.
+    /// The headers of a decided notification into `headers` (the batch's buffer): the input
+    /// record's own, unchanged and in order, then the `focusgate-*` ones (docs/contract.md,
+    /// Outputs). What does not change from record to record was encoded once (`names`: the
+    /// outcome and reason headers as one block, each name with its NUL), what the batch's
+    /// records share once per batch (the decision's instant); per record only the focus, the
+    /// offset and the context version are written.
     private static func writeDecisionHeaders(
-        _ decision: Decision, record: KafkaRecord, sourcePrefix: [UInt8], decidedAt: [UInt8],
+        _ decision: Decision, record: KafkaRecord, sourcePrefix: [UInt8], decidedAt: [UInt8], names: OutputHeaders,
         into headers: inout KafkaHeaderBuffer
     ) {
         headers.removeAll()
         record.appendHeaders(to: &headers)
-        headers.append(name: "focusgate-decision", value: decision.outcome.rawValue)
-        headers.append(name: "focusgate-reason", value: decision.reason.rawValue)
+        headers.append(names.verdict(decision))
         if let focus = decision.focus {
-            headers.append(name: "focusgate-focus", value: focus)
+            headers.append(names.focus, value: focus)
         }
         if let version = decision.contextVersion {
-            headers.append(name: "focusgate-context-version") { DecimalText.append(version, to: &$0) }
+            headers.append(names.contextVersion) { DecimalText.append(version, to: &$0) }
         }
-        Self.appendSourceHeader(record, prefix: sourcePrefix, to: &headers)
-        headers.append(name: "focusgate-decided-at", value: decidedAt)
+        Self.appendSourceHeader(record, prefix: sourcePrefix, names: names, to: &headers)
+        headers.append(names.decidedAt, value: decidedAt)
     }
 
     /// The headers of a record sent to the DLQ into `headers`: the input record's own, then the
     /// error's code and detail and the source.
     private static func writeErrorHeaders(
-        _ error: EventDecodingError, record: KafkaRecord, sourcePrefix: [UInt8], into headers: inout KafkaHeaderBuffer
+        _ error: EventDecodingError, record: KafkaRecord, sourcePrefix: [UInt8], names: OutputHeaders,
+        into headers: inout KafkaHeaderBuffer
     ) {
         headers.removeAll()
         record.appendHeaders(to: &headers)
         headers.append(name: "focusgate-error", value: error.code.rawValue)
         headers.append(name: "focusgate-error-detail", value: error.description)
-        Self.appendSourceHeader(record, prefix: sourcePrefix, to: &headers)
+        Self.appendSourceHeader(record, prefix: sourcePrefix, names: names, to: &headers)
     }
 
     /// `focusgate-source`: `topic/partition/offset`, from the partition's `topic/partition/`.
-    private static func appendSourceHeader(_ record: KafkaRecord, prefix: [UInt8], to headers: inout KafkaHeaderBuffer)
-    {
-        headers.append(name: "focusgate-source") { bytes in
+    private static func appendSourceHeader(
+        _ record: KafkaRecord, prefix: [UInt8], names: OutputHeaders, to headers: inout KafkaHeaderBuffer
+    ) {
+        headers.append(names.source) { bytes in
             bytes.append(contentsOf: prefix)
             DecimalText.append(record.offset, to: &bytes)
         }

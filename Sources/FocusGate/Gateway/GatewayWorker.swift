@@ -109,9 +109,6 @@ final class GatewayWorker {
     private let onReady: @Sendable () -> Void
 
     let decoder: EventDecoder
-    /// App ids and filter criteria of the records decoded so far, so that a long one is not a new
-    /// String per record.
-    var identifiers = IdentifierPool()
     let consumer: KafkaConsumer
     /// The producer and its topic handles, replaced whole when an at-least-once producer stops
     /// with a fatal error (``replaceProducer(stoppedBy:)``).
@@ -159,26 +156,19 @@ final class GatewayWorker {
     /// How long to pause before a replay, by the aborts since the last commit.
     var replayBackoff: ReplayBackoff
 
-    // Buffers reused by every batch.
-    /// Headers, keys and values of the record being produced (badge updates, status, summaries), rebuilt in place.
-    var headerBuffer = KafkaHeaderBuffer()
+    /// What each batch reuses of the one before (``BatchBuffers``).
+    var buffers = BatchBuffers()
+    /// The `focusgate-*` headers' names, and the decisions' outcome and reason headers, encoded once.
+    let outputHeaders = OutputHeaders()
     /// The `as-of` header of the changelog records a commit writes for one partition.
     var stateHeaders = KafkaHeaderBuffer()
+    /// Keys and values of the records produced besides decisions (badge updates, status, summaries), rebuilt in place.
     var badgeKey: [UInt8] = []
     var badgeValue: [UInt8] = []
     /// `<notifications topic>/`, the start of every `focusgate-source` header.
     let sourcePrefix: [UInt8]
-    /// The `focusgate-decided-at` value of the batch being processed: one instant for the whole
-    /// batch, written once.
-    var decidedAtText: [UInt8] = []
     /// `people.repeatedWindowSeconds`, in milliseconds.
     let repeatedWindowMilliseconds: Int64
-    var decoded: [Decoded] = []
-    /// The users of the batch being processed, their ids' hashes and their contexts (one per
-    /// position), reused.
-    var batchUsers: [String] = []
-    var batchUserHashes: [UInt64] = []
-    var batchContexts: [ContextLookup] = []
     /// Input timestamps (Unix ms) of the records sampled for latency since the last commit.
     var commitLatencySamples: [Int64] = []
 

@@ -61,13 +61,26 @@ public struct NotificationEvent: Sendable, Hashable {
 }
 
 /// Apple's interruption levels (`UNNotificationInterruptionLevel`).
+///
+/// A level is a small code, not its text: an event copies without reference counting for it, and
+/// comparisons compare no text.
 public struct InterruptionLevel: Sendable, Hashable, CustomStringConvertible {
-    public let rawValue: String
+    private let code: UInt8
 
-    public static let passive = InterruptionLevel(rawValue: "passive")
-    public static let active = InterruptionLevel(rawValue: "active")
-    public static let timeSensitive = InterruptionLevel(rawValue: "time-sensitive")
-    public static let critical = InterruptionLevel(rawValue: "critical")
+    public static let passive = InterruptionLevel(code: 0)
+    public static let active = InterruptionLevel(code: 1)
+    public static let timeSensitive = InterruptionLevel(code: 2)
+    public static let critical = InterruptionLevel(code: 3)
+
+    /// The level as Apple spells it.
+    public var rawValue: String {
+        switch self.code {
+        case 0: "passive"
+        case 2: "time-sensitive"
+        case 3: "critical"
+        default: "active"
+        }
+    }
 
     /// The level for a string as Apple reads it: exactly one of the four values, else `active`.
     public init(parsing text: String) {
@@ -78,19 +91,25 @@ public struct InterruptionLevel: Sendable, Hashable, CustomStringConvertible {
     /// The level for a string's UTF-8 bytes, as ``init(parsing:)`` reads it (the event decoder
     /// reads it from the record's bytes without making a String).
     public init(parsingUTF8 bytes: UnsafeBufferPointer<UInt8>) {
-        if Self.passive.rawValue.utf8.elementsEqual(bytes) {
+        let bytes = UnsafeRawBufferPointer(bytes)
+        if Self.equal(bytes, "passive") {
             self = .passive
-        } else if Self.timeSensitive.rawValue.utf8.elementsEqual(bytes) {
+        } else if Self.equal(bytes, "time-sensitive") {
             self = .timeSensitive
-        } else if Self.critical.rawValue.utf8.elementsEqual(bytes) {
+        } else if Self.equal(bytes, "critical") {
             self = .critical
         } else {
             self = .active
         }
     }
 
-    private init(rawValue: String) {
-        self.rawValue = rawValue
+    private init(code: UInt8) {
+        self.code = code
+    }
+
+    /// Compared as bytes with a literal, not walked as a String's UTF-8 view byte by byte.
+    private static func equal(_ bytes: UnsafeRawBufferPointer, _ literal: StaticString) -> Bool {
+        PredicateBytes.equal(bytes, UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 
     public var description: String { self.rawValue }
