@@ -88,11 +88,7 @@ public struct KafkaHeaderBuffer: Sendable {
     /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value is `value`.
     @inlinable
     public mutating func append(_ name: KafkaEncodedHeaders.Name, value: [UInt8]) {
-        let nameStart = self.bytes.count
-        self.bytes.append(contentsOf: name.bytes)
-        let valueStart = self.bytes.count
-        self.bytes.append(contentsOf: value)
-        self.entries.append((nameStart, valueStart, value.count))
+        self.append(name) { $0.append(contentsOf: value) }
     }
 
     /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value is the
@@ -100,13 +96,7 @@ public struct KafkaHeaderBuffer: Sendable {
     @inlinable
     public mutating func append(_ name: KafkaEncodedHeaders.Name, value: String) {
         var value = value
-        value.withUTF8 { utf8 in
-            let nameStart = self.bytes.count
-            self.bytes.append(contentsOf: name.bytes)
-            let valueStart = self.bytes.count
-            self.bytes.append(contentsOf: utf8)
-            self.entries.append((nameStart, valueStart, utf8.count))
-        }
+        value.withUTF8 { utf8 in self.append(name) { $0.append(contentsOf: utf8) } }
     }
 
     /// Appends a header named by an encoded ``KafkaEncodedHeaders/Name`` whose value `write`
