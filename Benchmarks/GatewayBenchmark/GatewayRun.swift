@@ -9,6 +9,8 @@ struct GatewayRun {
     var rate: Double
     var producedPerConsumed: Double
     var cpuMicrosPerRecord: Double
+    /// The worker threads' CPU per record; `nil` when no thread is named as a worker.
+    var workerCPUMicrosPerRecord: Double?
     var allocationsPerRecord: Double?
     var changelogBytesPerRecord: Double
 }
@@ -70,6 +72,7 @@ func gatewayRate(_ mode: GatewayConfiguration.DeliveryMode, executable: URL = se
     let run = GatewayRun(
         rate: Double(consumed - first) / elapsed, producedPerConsumed: await instance.producedPerConsumed,
         cpuMicrosPerRecord: cost.cpuMicroseconds,
+        workerCPUMicrosPerRecord: after.workerCPUSeconds > 0 ? cost.workerCPUMicroseconds : nil,
         allocationsPerRecord: await instance.metric("focusgate_worker_allocations_total") > 0 ? cost.allocations : nil,
         changelogBytesPerRecord: cost.changelogBytes)
     await instance.stop()

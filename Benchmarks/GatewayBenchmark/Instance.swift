@@ -43,10 +43,28 @@ final class Instance {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// CPU time of `serve`'s worker threads so far (named `fg-worker-N`), in seconds: the batch
+    /// loops, apart from librdkafka's threads and the rest. 0 when no thread carries that name.
+    var workerCPUSeconds: Double {
+        let tasks = "/proc/\(self.serve.processIdentifier)/task"
+        var ticks = 0.0
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(task)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: open)..<close].hasPrefix("fg-worker-")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            ticks += user + system
+        }
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// The figures per record are differences of these between the start and end of a measurement.
     struct Reading {
         var consumed: Double
         var cpuSeconds: Double
+        var workerCPUSeconds: Double
         var allocations: Double
         var changelogBytes: Double
         /// Records produced: outputs, DLQ, badge updates, state records.
@@ -56,6 +74,7 @@ final class Instance {
     func reading() async -> Reading {
         Reading(
             consumed: await self.metric("focusgate_events_consumed_total"), cpuSeconds: self.cpuSeconds,
+            workerCPUSeconds: self.workerCPUSeconds,
             allocations: await self.metric("focusgate_worker_allocations_total"),
             changelogBytes: await self.metric("focusgate_state_bytes_total"), produced: await self.produced)
     }

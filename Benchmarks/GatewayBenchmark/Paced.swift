@@ -155,6 +155,8 @@ func offerAndRead(
 /// What a `serve` spent per record consumed between two readings.
 struct CostPerRecord {
     var cpuMicroseconds: Double
+    /// The worker threads' share of ``cpuMicroseconds``.
+    var workerCPUMicroseconds: Double
     var allocations: Double
     var produced: Double
     var changelogBytes: Double
@@ -162,6 +164,7 @@ struct CostPerRecord {
     init(from before: Instance.Reading, to after: Instance.Reading) {
         let consumed = max(1, after.consumed - before.consumed)
         self.cpuMicroseconds = (after.cpuSeconds - before.cpuSeconds) * 1e6 / consumed
+        self.workerCPUMicroseconds = (after.workerCPUSeconds - before.workerCPUSeconds) * 1e6 / consumed
         self.allocations = (after.allocations - before.allocations) / consumed
         self.produced = (after.produced - before.produced) / consumed
         self.changelogBytes = (after.changelogBytes - before.changelogBytes) / consumed

@@ -314,6 +314,18 @@ for mode in [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce] {
                 changelog),
             #"{"benchmark":"gateway-per-record","mode":"\#(mode)","history":\#(history),"cpu_us":\#(String(format: "%.2f", cpu)),"allocations":\#(allocations.isEmpty ? "null" : String(format: "%.3f", median(allocations))),"changelog_bytes":\#(String(format: "%.1f", changelog))}"#
         ))
+    let workerCPU = runs.compactMap(\.workerCPUMicrosPerRecord)
+    let beforeWorkerCPU = (baseline[mode] ?? []).compactMap(\.workerCPUMicrosPerRecord)
+    if !workerCPU.isEmpty {
+        let compared = beforeWorkerCPU.isEmpty ? nil : median(workerCPU) / median(beforeWorkerCPU)
+        rows.append(
+            (
+                "gateway per record, \(mode): CPU of the worker threads (the batch loops)\(compared == nil ? "" : ", and ÷ the baseline binary's")",
+                String(format: "%.1f µs", median(workerCPU))
+                    + (compared.map { String(format: ", %.3f (%.1f µs before)", $0, median(beforeWorkerCPU)) } ?? ""),
+                #"{"benchmark":"gateway-worker-cpu","mode":"\#(mode)","worker_cpu_us":\#(String(format: "%.2f", median(workerCPU))),"baseline_worker_cpu_us":\#(beforeWorkerCPU.isEmpty ? "null" : String(format: "%.2f", median(beforeWorkerCPU)))}"#
+            ))
+    }
     let amplifiedRate = median(rawAmplified[mode]!)
     rows.append(
         (

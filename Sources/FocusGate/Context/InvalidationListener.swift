@@ -84,7 +84,7 @@ public final class InvalidationListener: Service, Sendable {
     /// Reads until graceful shutdown or cancellation.
     public func run() async throws {
         try await withTaskCancellationOrGracefulShutdownHandler {
-            try await DedicatedThread.run(name: "focusgate-invalidations") { try self.loop() }
+            try await DedicatedThread.run(name: "fg-invalidation") { try self.loop() }
         } onCancelOrGracefulShutdown: {
             self.stopRequested.store(true, ordering: .relaxed)
         }

@@ -117,7 +117,7 @@ public final class Gateway: Service, Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<configuration.workers {
                     group.addTask {
-                        try await DedicatedThread.run(name: "focusgate-worker-\(index)") {
+                        try await DedicatedThread.run(name: "fg-worker-\(index)") {
                             try self.runWorker(index, configuration: configuration)
                         }
                     }
@@ -141,7 +141,7 @@ public final class Gateway: Service, Sendable {
         probeConfiguration.properties = configuration.kafkaProperties
         let probe = probeConfiguration
         let logger = self.logger
-        let clusterID = try await DedicatedThread.run(name: "focusgate-cluster-id") { () throws -> String? in
+        let clusterID = try await DedicatedThread.run(name: "fg-cluster-id") { () throws -> String? in
             let producer = try KafkaProducer(configuration: probe, logger: logger, onDeliveryReport: { _ in })
             for _ in 0..<10 where !self.stopRequested.load(ordering: .relaxed) {
                 if let id = producer.clusterID(timeout: .seconds(1)) { return id }
@@ -166,7 +166,7 @@ public final class Gateway: Service, Sendable {
     /// times, a second each, so that a shutdown meanwhile is not held up.
     private func checkTopics(_ configuration: GatewayConfiguration) async throws {
         let logger = self.logger
-        try await DedicatedThread.run(name: "focusgate-topic-check") {
+        try await DedicatedThread.run(name: "fg-topic-check") {
             try TopicCheck.verify(
                 configuration.topics, bootstrapServers: configuration.bootstrapServers,
                 properties: configuration.kafkaProperties, attempts: 10, timeout: .seconds(1),
