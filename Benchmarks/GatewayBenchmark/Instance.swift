@@ -35,29 +35,28 @@ final class Instance {
 
     /// CPU time of the `serve` process so far (user + system, all threads), in seconds.
     var cpuSeconds: Double {
-        let stat =
-            (try? String(contentsOfFile: "/proc/\(self.serve.processIdentifier)/stat", encoding: .utf8)) ?? ""
-        // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
-        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        Self.cpu(statFile: "/proc/\(self.serve.processIdentifier)/stat")?.seconds ?? 0
     }
 
     /// CPU time of `serve`'s worker threads so far (named `fg-worker-N`), in seconds: the batch
     /// loops, apart from librdkafka's threads and the rest. 0 when no thread carries that name.
     var workerCPUSeconds: Double {
         let tasks = "/proc/\(self.serve.processIdentifier)/task"
-        var ticks = 0.0
-        for task in (try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [] {
-            guard let stat = try? String(contentsOfFile: "\(tasks)/\(task)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
-                stat[stat.index(after: open)..<close].hasPrefix("fg-worker-")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            ticks += user + system
-        }
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        return ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [])
+            .compactMap { Self.cpu(statFile: "\(tasks)/\($0)/stat") }
+            .filter { $0.name.hasPrefix("fg-worker-") }
+            .reduce(0) { $0 + $1.seconds }
+    }
+
+    /// A process's or thread's name and CPU time (user + system, in seconds) from its `stat` file.
+    private static func cpu(statFile path: String) -> (name: Substring, seconds: Double)? {
+        guard let stat = try? String(contentsOfFile: path, encoding: .utf8),
+            let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the parenthesised command name: utime and stime are the 12th and 13th.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (stat[stat.index(after: open)..<close], (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))))
     }
 
     /// The figures per record are differences of these between the start and end of a measurement.

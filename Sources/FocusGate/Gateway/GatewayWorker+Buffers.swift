@@ -2,12 +2,23 @@ import FocusGateCore
 import FocusGateKafka
 
 extension GatewayWorker {
+    /// A record of the batch after the decoding pass.
+    enum Decoded {
+        /// A valid event, with its position in the batch's user lists.
+        case event(NotificationEvent, user: Int)
+        case invalid(EventDecodingError)
+        /// Not of an owned partition, or turned away by ``Partition/accepts(offset:)``; also what
+        /// the deciding pass leaves where it moved an event out.
+        case skipped
+    }
+
     /// What each batch reuses of the one before: its decoded records, users, their hashes and
     /// contexts, the output header buffer and the decision's instant, and the identifier pool.
     ///
     /// A struct held by the worker, so that a pass over the batch is one access to the worker's
     /// property (an exclusivity check at run time) and none per record: the decoding pass runs
-    /// in ``decode(_:owned:with:)``, the deciding pass takes ``headers`` out by a swap.
+    /// in ``decode(_:owned:with:)``, the deciding pass takes ``headers`` and ``decoded`` out by
+    /// swaps (and moves each event out of ``decoded``).
     struct BatchBuffers {
         var decoded: [Decoded] = []
         /// The users of the batch's events, their ids' hashes and their contexts, one per event

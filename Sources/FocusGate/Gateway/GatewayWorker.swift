@@ -185,13 +185,6 @@ final class GatewayWorker {
         let latencySamples: [Int64]
     }
 
-    enum Decoded {
-        /// A valid event, with its position in the batch's user lists.
-        case event(NotificationEvent, user: Int)
-        case invalid(EventDecodingError)
-        case skipped
-    }
-
     /// Creates the worker and its clients (producer, consumer, state restorer) on the thread that
     /// then runs it; the consumer joins the group in ``run()``.
     ///
