@@ -53,7 +53,12 @@ let package = Package(
                 "Crdkafka",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSwift
+            swiftSettings: strictSwift,
+            // jemalloc is the process's allocator (it precedes glibc among the binary's libraries):
+            // librdkafka allocates each produced message on the worker thread and frees it on its
+            // broker thread, and glibc's arenas serialize those frees on a lock the worker waits
+            // for (docs/performance.md, "The allocator").
+            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
         ),
         // librdkafka's mock cluster as a broker, with fault injection: for `focusgate broker`,
         // `serve` with no bootstrap servers (make run), the tests and the benchmarks; never the

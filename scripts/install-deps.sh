@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what FocusGate needs from the system and is not there yet.
-#   scripts/install-deps.sh           what serving needs (make run): pkg-config and librdkafka
+#   scripts/install-deps.sh           what serving needs (make run): pkg-config, librdkafka and
+#                                     jemalloc (the focusgate binary's allocator)
 #   scripts/install-deps.sh --test    also what the tests need (make test): kcat, PostgreSQL's server
 #                                     binaries, promtool (Debian's prometheus package), docker-compose,
 #                                     Python's venv module, and the Python tools of
@@ -24,6 +25,7 @@ command -v swift >/dev/null 2>&1 || {
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 pkg-config --exists rdkafka 2>/dev/null || missing+=(librdkafka-dev)
+pkg-config --exists jemalloc 2>/dev/null || missing+=(libjemalloc-dev)
 if $testing; then
     command -v kcat >/dev/null 2>&1 || missing+=(kcat)
     # The store tests start a throwaway PostgreSQL server on 127.0.0.1.

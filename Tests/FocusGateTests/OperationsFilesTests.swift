@@ -178,11 +178,13 @@ struct OperationsFilesTests {
 
     }
 
-    @Test("the image builds the release binary and runs it as a non-root user with librdkafka1")
+    @Test("the image builds the release binary and runs it as a non-root user with librdkafka1 and jemalloc")
     func dockerfile() async throws {
         let text = try String(contentsOf: Self.root.appendingPathComponent("deploy/Dockerfile"), encoding: .utf8)
         #expect(text.components(separatedBy: "\nFROM ").count >= 3, "multi-stage")
         #expect(text.contains("librdkafka1") && text.contains("USER 10001"))
+        // The binary links jemalloc: built against libjemalloc-dev, run with libjemalloc2.
+        #expect(text.contains("libjemalloc-dev") && text.contains("libjemalloc2"))
         #expect(
             text.contains("--config /etc/focusgate/focusgate.yaml")
                 || text.contains(#""--config", "/etc/focusgate/focusgate.yaml""#))

@@ -34,6 +34,18 @@ struct CLITests {
         #expect(run.output == "true\nfalse\n")
     }
 
+    /// librdkafka allocates each produced message on the worker thread and frees it on its broker
+    /// thread; under glibc's allocator those frees wait on the worker's arena lock
+    /// (docs/performance.md, "The allocator"). jemalloc prints its statistics at exit when asked.
+    @Test("the focusgate binary allocates with jemalloc, not glibc's malloc")
+    func allocatesWithJemalloc() async throws {
+        let run = try await Self.run(
+            ["predicate", "SELF IN {'work'}", "--criteria", "work"], environment: ["MALLOC_CONF": "stats_print:true"])
+        #expect(run.status == 0)
+        #expect(run.output.hasPrefix("true\n"))
+        #expect(run.error.contains("Begin jemalloc statistics"))
+    }
+
     @Test("predicate reads criteria lines from standard input, fills %@, reports warnings and evaluation errors")
     func predicateFromInput() async throws {
         let run = try await Self.run(
