@@ -156,6 +156,22 @@ if CommandLine.arguments.dropFirst().first == "latency" {
     await finish(printing: "gateway benchmark: latency (\(partitions) partitions, \(users) users)")
 }
 
+// The embedded broker keeps the newest 5 MiB of each partition: an input larger than that loses
+// its oldest records before they are read, and a run that waits for every record never ends.
+// The users' keys are Zipf-distributed, so the busiest partition is what bounds the count. A
+// record costs its key and value and about 12 bytes of lengths, deltas and attributes in a batch.
+let recordOverhead = 12
+let inputBytes = (0..<(warmup + recordCount)).reduce(into: [Int](repeating: 0, count: partitions)) { bytes, index in
+    let record = event(index)
+    bytes[Int(record.partition)] += record.key.count + record.value.count + recordOverhead
+}
+if let busiest = inputBytes.max(), busiest > EmbeddedKafkaBroker.partitionByteLimit {
+    log(
+        "GatewayBenchmark \(recordCount): the busiest input partition would hold \(busiest / 1024) KiB, more than the \(EmbeddedKafkaBroker.partitionByteLimit / 1024) KiB the embedded broker keeps of a partition; use fewer records"
+    )
+    exit(2)
+}
+
 let input = "bench-notifications"
 try broker.createTopic(.init(name: input, partitions: partitions))
 try produce(topic: input, range: 0..<(warmup + recordCount))

@@ -21,6 +21,9 @@ public final class EmbeddedKafkaBroker: Sendable {
     public let brokerAddresses: String
     /// Number of brokers (ids `1...brokerCount`).
     public let brokerCount: Int
+    /// The bytes of record batches a partition keeps (librdkafka 2.0.2's mock cluster, fixed):
+    /// past it the oldest batches are dropped, read or not.
+    public static let partitionByteLimit = 5 * 1024 * 1024
 
     /// Starts a cluster.
     ///
