@@ -6,6 +6,13 @@ let strictSwift: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// jemalloc as the allocator of the programs that run librdkafka's clients under load (it comes
+/// before glibc among their libraries, so librdkafka's allocations are its too): librdkafka
+/// allocates each produced message on the producing thread and frees it on its broker thread, and
+/// glibc's arenas make those frees wait on a lock the producing thread holds (docs/performance.md,
+/// "The allocator"). A choice for each program, not for the libraries a program links.
+let jemalloc: [LinkerSetting] = [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+
 let package = Package(
     name: "FocusGate",
     platforms: [.macOS(.v15)],
@@ -53,12 +60,7 @@ let package = Package(
                 "Crdkafka",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSwift,
-            // jemalloc is the process's allocator (it precedes glibc among the binary's libraries):
-            // librdkafka allocates each produced message on the worker thread and frees it on its
-            // broker thread, and glibc's arenas serialize those frees on a lock the worker waits
-            // for (docs/performance.md, "The allocator").
-            linkerSettings: [.linkedLibrary("jemalloc", .when(platforms: [.linux]))]
+            swiftSettings: strictSwift
         ),
         // librdkafka's mock cluster as a broker, with fault injection: for `focusgate broker`,
         // `serve` with no bootstrap servers (make run), the tests and the benchmarks; never the
@@ -112,7 +114,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictSwift
+            swiftSettings: strictSwift,
+            linkerSettings: jemalloc
         ),
 
         // MARK: - Harness: real child processes and waits, for the tests, benchmarks and soak run
@@ -135,7 +138,8 @@ let package = Package(
             name: "KafkaPipeBenchmark",
             dependencies: ["FocusGateKafka", "FocusGateEmbeddedBroker", "Crdkafka"],
             path: "Benchmarks/KafkaPipeBenchmark",
-            swiftSettings: strictSwift
+            swiftSettings: strictSwift,
+            linkerSettings: jemalloc
         ),
 
         .executableTarget(
@@ -166,7 +170,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/GatewayBenchmark",
-            swiftSettings: strictSwift
+            swiftSettings: strictSwift,
+            linkerSettings: jemalloc
         ),
 
         .executableTarget(
