@@ -44,7 +44,7 @@ final class Instance {
         let tasks = "/proc/\(self.serve.processIdentifier)/task"
         return ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? [])
             .compactMap { Self.cpu(statFile: "\(tasks)/\($0)/stat") }
-            .filter { $0.name.hasPrefix("fg-worker-") }
+            .filter { $0.name.hasPrefix(Gateway.workerThreadPrefix) }
             .reduce(0) { $0 + $1.seconds }
     }
 

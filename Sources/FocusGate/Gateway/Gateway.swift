@@ -12,6 +12,10 @@ import Synchronization
 /// fatal Kafka error (e.g. a fenced producer) stops every worker and is rethrown, so the instance
 /// exits with a clear log line and a non-zero status.
 public final class Gateway: Service, Sendable {
+    /// What the worker threads' names start with (`fg-worker-0`, …), as `top -H`, `perf` and
+    /// `/proc/<pid>/task/*/comm` show them.
+    public static let workerThreadPrefix = "fg-worker-"
+
     private let configuration: GatewayConfiguration
     private let cache: ContextCache
     private let metrics: GatewayMetrics
@@ -117,7 +121,7 @@ public final class Gateway: Service, Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for index in 0..<configuration.workers {
                     group.addTask {
-                        try await DedicatedThread.run(name: "fg-worker-\(index)") {
+                        try await DedicatedThread.run(name: "\(Self.workerThreadPrefix)\(index)") {
                             try self.runWorker(index, configuration: configuration)
                         }
                     }
