@@ -31,7 +31,7 @@ public final class ServeProcess: Sendable {
     ) async throws {
         self.adminPort = adminPort ?? freeLoopbackPort()
         self.ownsLog = logPath == nil
-        self.logPath = logPath ?? NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
+        self.logPath = logPath ?? ScratchDirectory.process.file("serve", extension: "log")
         self.child = try await RunningProcess(
             executable.path, ["serve", "--log-level", logLevel],
             environment: [

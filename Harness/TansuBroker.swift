@@ -35,7 +35,7 @@ public final class TansuBroker: Sendable {
     public init(executable: String, timeout: Duration = .seconds(30)) async throws {
         self.executable = executable
         self.port = freeLoopbackPort()
-        self.logPath = NSTemporaryDirectory() + "focusgate-tansu-\(UUID().uuidString.prefix(8)).log"
+        self.logPath = ScratchDirectory.process.file("tansu", extension: "log")
         let address = "tcp://127.0.0.1:\(self.port)"
         self.process = try await RunningProcess(
             executable,

@@ -10,6 +10,11 @@ log="${TEST_LOG:-$root/.build/test-output.log}"
 mkdir -p "$(dirname "$log")"
 FOCUSGATE_TEST_LIBRDKAFKA="${FOCUSGATE_TEST_LIBRDKAFKA:-$(pkg-config --modversion rdkafka)}"
 export FOCUSGATE_TEST_LIBRDKAFKA
+# What the tests write goes in their processes' scratch directories, removed at exit: anything
+# named focusgate-* that the run adds to the temporary directory is a leak, and fails the run.
+tmp="${TMPDIR:-/tmp}"
+leftovers() { find "$tmp" -maxdepth 1 -name 'focusgate-*' 2>/dev/null | sort; }
+before="$(leftovers)"
 "${SWIFT:-swift}" test --package-path "$root" --skip-build "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 # Tests that block every thread of Swift's cooperative pool (named `…WhilePoolBlocked`, skipped
@@ -24,6 +29,12 @@ case " $* " in
     [ "$status" -ne 0 ] || status=$blocking
     ;;
 esac
+left="$(comm -13 <(echo "$before") <(leftovers) | grep -v '^$')"
+if [ -n "$left" ]; then
+    echo "error: the tests left these in $tmp (a test or helper that does not use ScratchDirectory):" | tee -a "$log"
+    echo "$left" | tee -a "$log"
+    [ "$status" -ne 0 ] || status=1
+fi
 if [ "$status" -ne 0 ]; then
     echo
     echo "== failed tests and issues (whole output: $log) =="

@@ -28,8 +28,7 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 
 // MARK: - A store of 1,000,000 contexts
 
-let path = NSTemporaryDirectory() + "focusgate-bench-\(UUID().uuidString).sqlite"
-defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+let path = ScratchDirectory.process.file("context-bench", extension: "sqlite")
 let store = try await SQLiteContextStore.open(path: path, logger: logger)
 let loadStart = ContinuousClock.now
 try await store.bulkInsertForBenchmark(

@@ -92,8 +92,8 @@ func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)
 // MARK: - Broker, store, workload
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
-let path = NSTemporaryDirectory() + "focusgate-gateway-bench-\(UUID().uuidString).sqlite"
-defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+// The store's file goes with the process's scratch directory at exit (`finish` ends with `exit`).
+let path = ScratchDirectory.process.file("gateway-bench", extension: "sqlite")
 let store = try await SQLiteContextStore.open(path: path, logger: logger)
 let apps = ["com.example.chat", "com.example.mail", "com.example.calendar", "com.example.news", "com.example.shop"]
 let criteria = ["work-account", "personal", "family", "team-a", "team-b", "alerts", "promo", ""]

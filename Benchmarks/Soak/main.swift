@@ -31,8 +31,7 @@ func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)
 // MARK: - Broker, store, gateway
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
-let directory = NSTemporaryDirectory() + "focusgate-soak-\(UUID().uuidString)"
-try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+let directory = try ScratchDirectory.process.directory("soak")
 let databasePath = directory + "/focusgate.sqlite"
 let apps = ["com.example.chat", "com.example.mail", "com.example.news"]
 let criteria = ["work-account", "personal", "team-a", "alerts", ""]

@@ -21,7 +21,7 @@ let storeLogger: Logger = {
 func withStore<R>(_ kind: StoreKind, _ body: (any ContextStore) async throws -> R) async throws -> R {
     switch kind {
     case .sqlite:
-        let path = NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite"
+        let path = ScratchDirectory.process.file("store", extension: "sqlite")
         let store = try await SQLiteContextStore.open(path: path, logger: storeLogger)
         defer {
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -125,7 +125,7 @@ struct ContextStoreTests {
 
     @Test("SQLite: the file persists across reopen and migrations are applied once")
     func sqliteReopen() async throws {
-        let path = NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite"
+        let path = ScratchDirectory.process.file("store", extension: "sqlite")
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let first = try await SQLiteContextStore.open(path: path, logger: storeLogger)
         _ = try await first.put(context("u", version: 1))

@@ -14,10 +14,10 @@ let testLogger: Logger = {
     return logger
 }()
 
-/// A fresh SQLite store in a temporary file.
+/// A fresh SQLite store in a file of the test process's scratch directory (removed at exit).
 func temporarySQLiteStore() async throws -> SQLiteContextStore {
     try await SQLiteContextStore.open(
-        path: NSTemporaryDirectory() + "focusgate-\(UUID().uuidString).sqlite", logger: testLogger)
+        path: ScratchDirectory.process.file("store", extension: "sqlite"), logger: testLogger)
 }
 
 func workContext(_ userID: String, version: Int64, accepts criteria: String = "work", focus: String? = "Work")

@@ -20,9 +20,7 @@ struct CLITests {
     }
 
     static func file(_ contents: String) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "focusgate-cli-\(UUID().uuidString).json"
-        ).path
+        let path = ScratchDirectory.process.file("cli", extension: "json")
         try contents.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -43,7 +43,8 @@ final class GatewayBench: Sendable {
             self.embedded = nil
             self.cluster = broker
         }
-        self.databasePath = NSTemporaryDirectory() + "focusgate-gateway-\(UUID().uuidString).sqlite"
+        // In the scratch directory: a test that fails before its shutdown leaves nothing behind either.
+        self.databasePath = ScratchDirectory.process.file("gateway", extension: "sqlite")
         self.store = try await SQLiteContextStore.open(path: self.databasePath, logger: KafkaTestSupport.logger)
     }
 

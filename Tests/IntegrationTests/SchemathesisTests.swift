@@ -16,8 +16,7 @@ extension EmbeddedBrokerTests {
                 .deletingLastPathComponent().appendingPathComponent("docs/openapi.yaml").path
             // schemathesis keeps a database of examples in its working folder: a new temporary one
             // each run (not the repository), so that every run sends what the seed says.
-            let workingDirectory = NSTemporaryDirectory() + "focusgate-schemathesis-\(UUID().uuidString)"
-            try FileManager.default.createDirectory(atPath: workingDirectory, withIntermediateDirectories: true)
+            let workingDirectory = try ScratchDirectory.process.directory("schemathesis")
             defer { try? FileManager.default.removeItem(atPath: workingDirectory) }
             let result = try await ChildProcess.run(
                 try PythonTools.path("schemathesis"),

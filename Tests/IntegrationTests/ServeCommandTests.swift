@@ -26,8 +26,8 @@ extension EmbeddedBrokerTests {
         func serves() async throws {
             let kafkaPort = KafkaTestSupport.freePort()
             let adminPort = KafkaTestSupport.freePort()
-            let database = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).sqlite"
-            let logPath = NSTemporaryDirectory() + "focusgate-serve-\(UUID().uuidString).log"
+            let database = ScratchDirectory.process.file("serve", extension: "sqlite")
+            let logPath = ScratchDirectory.process.file("serve", extension: "log")
             let process = try await RunningProcess(
                 ServeProcess.siblingExecutable.path, ["serve"],
                 environment: [
@@ -100,7 +100,7 @@ extension EmbeddedBrokerTests {
         /// Starts `serve` against an embedded broker with `topics`: it must stop with exit status
         /// 2 and `message` in its log.
         private static func startRefused(topics: [KafkaTopicSpecification], saying message: String) async throws {
-            let database = NSTemporaryDirectory() + "focusgate-topics-\(UUID().uuidString).sqlite"
+            let database = ScratchDirectory.process.file("topics", extension: "sqlite")
             defer {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             }
@@ -118,7 +118,7 @@ extension EmbeddedBrokerTests {
         func securityPropertiesPassThrough() async throws {
             let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
             defer { broker.shutdown() }
-            let database = NSTemporaryDirectory() + "focusgate-tls-\(UUID().uuidString).sqlite"
+            let database = ScratchDirectory.process.file("tls", extension: "sqlite")
             defer {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
             }
