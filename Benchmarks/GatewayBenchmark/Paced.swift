@@ -190,9 +190,10 @@ struct CostPerRecord {
 /// in), sorted; what the `serve` process spent per record consumed meanwhile (at a
 /// fixed rate this compares variants more steadily than a saturated run does: the same records
 /// take the same commits); and the gateway's own record-to-commit latencies of the records
-/// offered (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after).
+/// offered (`focusgate_commit_latency_seconds`, the buckets' counts taken before and after); and
+/// how long each commit meanwhile held the worker's loop (`focusgate_commit_duration_seconds`).
 func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.DeliveryMode = .atLeastOnce) async throws
-    -> (latencies: [Double], inward: [Double], cost: CostPerRecord, toCommit: HistogramCounts)
+    -> (latencies: [Double], inward: [Double], cost: CostPerRecord, toCommit: HistogramCounts, commits: HistogramCounts)
 {
     let run = nextRun()
     let topic = "bench-latency-\(run)"
@@ -218,13 +219,16 @@ func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.Deli
     let warmedUp = await instance.serve.metric(commits)
     _ = try await instance.serve.waitForMetric(commits, atLeast: warmedUp + 1, timeout: commitInterval * 4)
     let before = await instance.reading()
-    let commitsBefore = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
+    let metricsBefore = await instance.serve.metrics()
     let raw = try await offerAndRead(topic: topic, offered: offered, seconds: seconds, outputs: outputs)
     let after = await instance.reading()
     // Every offered record's output is read; the commit covering the last ones may still be due.
     let committed = await instance.serve.metric(commits)
     _ = try await instance.serve.waitForMetric(commits, atLeast: committed + 1, timeout: commitInterval * 4)
-    let commitsAfter = HistogramCounts(await instance.serve.metrics(), name: "focusgate_commit_latency_seconds")
+    let metricsAfter = await instance.serve.metrics()
+    func since(_ name: String) -> HistogramCounts {
+        HistogramCounts(metricsAfter, name: name).subtracting(HistogramCounts(metricsBefore, name: name))
+    }
     if let dump = ProcessInfo.processInfo.environment["BENCH_DUMP"] {
         try raw.map { "\($0.sentAt) \($0.outputAt) \($0.ms)" }.joined(separator: "\n").write(
             toFile: dump, atomically: true, encoding: .utf8)
@@ -232,7 +236,7 @@ func latencies(offered: Double, seconds: Double, mode: GatewayConfiguration.Deli
     await instance.stop()
     return (
         raw.map(\.ms).sorted(), raw.map(\.inMilliseconds).sorted(), CostPerRecord(from: before, to: after),
-        commitsAfter.subtracting(commitsBefore)
+        since("focusgate_commit_latency_seconds"), since("focusgate_commit_duration_seconds")
     )
 }
 
@@ -283,15 +287,31 @@ struct HistogramCounts {
     }
 }
 
+extension HistogramCounts {
+    /// Read as commit durations: how many, and their median and p99 (interpolated in buckets).
+    var commitText: String {
+        String(
+            format: "%d commits holding the loop p50 %.1f ms · p99 %.1f ms", Int(self.total),
+            self.quantileMilliseconds(0.5), self.quantileMilliseconds(0.99))
+    }
+
+    /// The same as JSON fields, without braces.
+    var commitJSON: String {
+        String(
+            format: #""commits":%d,"commit_p50_ms":%.2f,"commit_p99_ms":%.2f"#, Int(self.total),
+            self.quantileMilliseconds(0.5), self.quantileMilliseconds(0.99))
+    }
+}
+
 /// The latency row (markdown and JSON) of `offered` records/s for `seconds`, described by `label`.
 func latencyRow(offered: Double, seconds: Double, label: String? = nil) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (latencies, inward, cost, _) = try await latencies(offered: offered, seconds: seconds)
+    let (latencies, inward, cost, _, commits) = try await latencies(offered: offered, seconds: seconds)
     let (p50, p99, p999) = (percentile(latencies, 0.5), percentile(latencies, 0.99), percentile(latencies, 0.999))
     let (inP50, inP99) = (percentile(inward, 0.5), percentile(inward, 0.99))
     log(
-        "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms (until the gateway's output p50 \(inP50) p99 \(inP99) ms); \(cost.text)"
+        "latency at \(format(offered)) records/s: p50 \(p50) p99 \(p99) p99.9 \(p999) ms (until the gateway's output p50 \(inP50) p99 \(inP99) ms); \(commits.commitText); \(cost.text)"
     )
     return (
         "latency at \(format(offered)) records/s offered\(label.map { " (\($0))" } ?? ""), at-least-once (goal: p99 ≤ 60 ms at 60,000 records/s offered)",
@@ -299,8 +319,8 @@ func latencyRow(offered: Double, seconds: Double, label: String? = nil) async th
             format:
                 "p50 %.1f ms · p99 %.1f ms · p99.9 %.1f ms (%d records; until the gateway's output p50 %.1f ms · p99 %.1f ms); ",
             p50, p99, p999, latencies.count, inP50, inP99)
-            + cost.text,
-        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),"to_output_p50_ms":\#(String(format: "%.2f", inP50)),"to_output_p99_ms":\#(String(format: "%.2f", inP99)),\#(cost.json)}"#
+            + commits.commitText + "; " + cost.text,
+        #"{"benchmark":"latency","mode":"at-least-once","offered_per_s":\#(format(offered)),"records":\#(latencies.count),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"p999_ms":\#(String(format: "%.2f", p999)),"to_output_p50_ms":\#(String(format: "%.2f", inP50)),"to_output_p99_ms":\#(String(format: "%.2f", inP99)),\#(commits.commitJSON),\#(cost.json)}"#
     )
 }
 
@@ -316,15 +336,16 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 func commitLatencyRow(offered: Double, seconds: Double, label: String) async throws -> (
     name: String, value: String, json: String
 ) {
-    let (_, _, cost, toCommit) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
+    let (_, _, cost, toCommit, commits) = try await latencies(offered: offered, seconds: seconds, mode: .exactlyOnce)
     let (p50, p99) = (toCommit.quantileMilliseconds(0.5), toCommit.quantileMilliseconds(0.99))
     let goal = commitInterval / .milliseconds(1) + 60
     log(
-        "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); \(cost.text)"
+        "exactly-once latency to commit at \(format(offered)) records/s: p50 \(p50) p99 \(p99) ms (\(toCommit.total) samples); \(commits.commitText); \(cost.text)"
     )
     return (
         "latency to commit at \(format(offered)) records/s offered (\(label)), exactly-once (goal at 60,000 records/s offered: p99 ≤ commit interval + 60 ms = \(format(goal)) ms)",
-        String(format: "p50 %.1f ms · p99 %.1f ms (%d records sampled); ", p50, p99, Int(toCommit.total)) + cost.text,
-        #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),\#(cost.json)}"#
+        String(format: "p50 %.1f ms · p99 %.1f ms (%d records sampled); ", p50, p99, Int(toCommit.total))
+            + commits.commitText + "; " + cost.text,
+        #"{"benchmark":"latency-to-commit","mode":"exactly-once","offered_per_s":\#(format(offered)),"samples":\#(Int(toCommit.total)),"p50_ms":\#(String(format: "%.2f", p50)),"p99_ms":\#(String(format: "%.2f", p99)),"goal_ms":\#(format(goal)),\#(commits.commitJSON),\#(cost.json)}"#
     )
 }

@@ -116,7 +116,7 @@ extension EmbeddedBrokerTests {
             // Consumer lag comes from librdkafka's statistics, emitted every 5 s once partitions
             // are assigned (the embedded broker's first join takes seconds; longer on a busy machine).
             let exposition = try await Wait.for(
-                "consumer lag and the duplicate in /metrics", timeout: .seconds(60),
+                "consumer lag, the duplicate and commits in /metrics", timeout: .seconds(60),
                 {
                     let (data, _) = try await URLSession.shared.data(
                         from: URL(string: "http://127.0.0.1:\(serve.adminPort)/metrics")!)
@@ -125,6 +125,7 @@ extension EmbeddedBrokerTests {
             ) {
                 $0.contains("focusgate_consumer_lag{") && $0.contains("focusgate_duplicates_total 1")
                     && Self.sample("focusgate_commit_latency_seconds_count", in: $0) >= 4
+                    && Self.sample("focusgate_commit_duration_seconds_count", in: $0) >= 1
             }
             let exposedMetrics = Self.exposedMetrics(exposition)
             let exposed = Set(exposedMetrics.keys)

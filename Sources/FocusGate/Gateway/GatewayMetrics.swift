@@ -31,6 +31,8 @@ public struct GatewayMetrics: Sendable {
     let decisionLatency: DurationHistogram
     /// Input record timestamp to the commit that covers the record.
     let commitLatency: DurationHistogram
+    /// How long a commit held its worker's loop (the records arriving meanwhile wait for it).
+    let commitDuration: DurationHistogram
     /// Timers fired: Focus transitions (expiry, schedule boundaries) acted on.
     let timersFired: Counter
     /// How late a timer fired after its instant.
@@ -149,6 +151,17 @@ public struct GatewayMetrics: Sendable {
                 .milliseconds(150), .milliseconds(200), .milliseconds(250), .milliseconds(275), .milliseconds(300),
                 .milliseconds(350), .milliseconds(400), .milliseconds(500), .milliseconds(750), .seconds(1),
                 .milliseconds(2500), .seconds(5), .seconds(30),
+            ]
+        )
+        self.commitDuration = registry.makeDurationHistogram(
+            descriptor: .focusgate(
+                "commit_duration", unit: "seconds",
+                "How long a worker's loop spent in one commit (the interval's badge updates, status, summaries, state changes and markers; exactly-once, the transaction's end), while its records waited."
+            ),
+            buckets: [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
+                .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                .seconds(5), .seconds(30),
             ]
         )
         self.timersFired = registry.makeCounter(

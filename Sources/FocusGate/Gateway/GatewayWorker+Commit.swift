@@ -34,6 +34,9 @@ extension GatewayWorker {
             return
         }
 
+        // What the loop's records wait for, failed commits included (their abort follows).
+        let started = ContinuousClock.now
+        defer { self.metrics.commitDuration.record(.now - started) }
         try self.beginTransactionIfNeeded()
         var stateRecords = 0
         var stateBytes = 0
