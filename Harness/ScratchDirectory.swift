@@ -38,8 +38,15 @@ public final class ScratchDirectory: Sendable {
         return path
     }
 
-    /// Removes the directory and everything in it.
+    /// Removes the directory and everything in it. At exit other threads still run: one may be
+    /// closing a SQLite store, whose `-wal` and `-shm` files come and go while the directory is
+    /// emptied, so that removing the emptied directory fails. The removal is tried again a few
+    /// times; `scripts/test.sh` also removes the scratch directories of processes that are gone.
     public func remove() {
-        try? FileManager.default.removeItem(atPath: self.path)
+        for attempt in 0..<5 {
+            try? FileManager.default.removeItem(atPath: self.path)
+            guard FileManager.default.fileExists(atPath: self.path) else { return }
+            usleep(UInt32(10_000 << attempt))
+        }
     }
 }

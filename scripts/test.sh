@@ -29,6 +29,14 @@ case " $* " in
     [ "$status" -ne 0 ] || status=$blocking
     ;;
 esac
+# A process's scratch directory (focusgate-run-<pid>-…) goes at its exit, but another thread of
+# the process may still be closing a file in it then (ScratchDirectory.remove()): those of
+# processes that are gone are removed here; anything else is reported.
+for directory in "$tmp"/focusgate-run-*; do
+    [ -d "$directory" ] || continue
+    pid="${directory##*/focusgate-run-}"
+    kill -0 "${pid%%-*}" 2>/dev/null || rm -rf "$directory"
+done
 left="$(comm -13 <(echo "$before") <(leftovers) | grep -v '^$')"
 if [ -n "$left" ]; then
     echo "error: the tests left these in $tmp (a test or helper that does not use ScratchDirectory):" | tee -a "$log"
