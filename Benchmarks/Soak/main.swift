@@ -31,7 +31,9 @@ func log(_ line: String) { FileHandle.standardError.write(Data("\(line)\n".utf8)
 // MARK: - Broker, store, gateway
 
 let broker = try EmbeddedKafkaBroker(topics: TopicNames().specifications(partitions: partitions), logger: logger)
-let directory = try ScratchDirectory.process.directory("soak")
+// Not the process's scratch directory: a failed soak keeps this one, with serve's log, to be read.
+let directory = NSTemporaryDirectory() + "focusgate-soak-\(UUID().uuidString)"
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
 let databasePath = directory + "/focusgate.sqlite"
 let apps = ["com.example.chat", "com.example.mail", "com.example.news"]
 let criteria = ["work-account", "personal", "team-a", "alerts", ""]
