@@ -55,6 +55,30 @@ struct IntervalLedgerTests {
         #expect(ledger.current % UInt64(slots) == 7, "the one slot acknowledged")
     }
 
+    @Test(
+        "records counted for an interval and never produced are taken back: its slot frees once the rest are acknowledged"
+    )
+    func withdrawn() {
+        let acknowledgements = KafkaAcknowledgements()
+        let slots = UInt64(KafkaAcknowledgements.slotCount)
+        var ledger = IntervalLedger(counting: true, acknowledgements: acknowledgements)
+        // Interval 1 counts 5 records (a commit's backlog included); 3 are produced and acknowledged.
+        ledger.produced = 5
+        for _ in 0..<3 { acknowledgements.acknowledged(1, failed: false) }
+        ledger.advance(acknowledgements)
+        while ledger.current < slots { ledger.advance(acknowledgements) }
+        ledger.advance(acknowledgements)
+        #expect(ledger.current == slots + 2, "slot 1 waits for the 2 records never produced")
+        ledger.withdraw(2, from: 1)
+        while ledger.current < 2 * slots { ledger.advance(acknowledgements) }
+        ledger.advance(acknowledgements)
+        #expect(ledger.current == 2 * slots + 1, "slot 1 is free: its 3 produced records were acknowledged")
+        // The interval being produced takes them back from its own count.
+        ledger.produced = 4
+        ledger.withdraw(3, from: ledger.current)
+        #expect(ledger.produced == 1)
+    }
+
     @Test("a ledger that does not count (exactly-once) keeps id 0")
     func notCounting() {
         let acknowledgements = KafkaAcknowledgements()

@@ -174,16 +174,6 @@ extension GatewayWorker {
         }
     }
 
-    /// Produces a badge update to `notifications.badges` (key `userId/appId`).
-    func publish(_ update: BadgeUpdate) throws(KafkaError) {
-        update.writeKey(into: &self.badgeKey)
-        update.writeJSON(into: &self.badgeValue)
-        try self.outputs.producer.produce(
-            topic: self.outputs.badges, key: self.badgeKey, value: self.badgeValue,
-            deliveryID: self.outputs.ledger.current)
-        self.outputs.ledger.produced += 1
-    }
-
     func beginTransactionIfNeeded() throws(KafkaError) {
         guard self.configuration.deliveryMode == .exactlyOnce, !self.transactionOpen else { return }
         try self.outputs.producer.beginTransaction()

@@ -7,14 +7,20 @@ extension GatewayWorker {
     /// Commits everything processed since the last commit: the state changelog records of the
     /// keys that changed, closed per partition by a commit marker holding the input offset the
     /// state is as of, then (exactly-once) the offsets inside the transaction and the
-    /// transaction. At-least-once, the interval's offsets wait (``unsettled``) until the cluster
-    /// has acknowledged every record produced in it, and go to the group then (``settle()``): the
-    /// loop goes on meanwhile. A commit that must leave nothing behind (`final`: a revoke, the
-    /// stop) flushes and settles everything before it returns, as does one whose interval was
-    /// not counted (``IntervalLedger``).
+    /// transaction. At-least-once, the interval's records go to the ``backlog``, produced a slice
+    /// per loop turn, and its offsets wait (``unsettled``) until the cluster has acknowledged every
+    /// record produced in it, and go to the group then (``settle()``): the loop goes on meanwhile.
+    /// A commit that must leave nothing behind (`final`: a revoke, the stop) produces and flushes
+    /// everything and settles it before it returns, as does one whose interval was not counted
+    /// (``IntervalLedger``).
     ///
     /// - Throws: ``KafkaError``; the caller aborts and rewinds unless it is fatal.
     func commit(final: Bool = false) throws(KafkaError) {
+        let started = ContinuousClock.now
+        // The last commit's records go first: the same keys' records keep their order. What is
+        // left of them holds the loop as part of this commit.
+        let drained = !self.backlog.isEmpty
+        try self.drainBacklog()
         let owned = self.partitions.sorted { $0.key < $1.key }
         let changed = owned.filter { $0.value.state.hasChanges }
         let offsets = owned.compactMap { partition, progress -> KafkaTopicPartition? in
@@ -30,78 +36,18 @@ extension GatewayWorker {
                 topic: self.configuration.topics.notifications, partition: partition, offset: offset)
         }
         guard self.transactionOpen || !changed.isEmpty || !offsets.isEmpty else {
+            if drained { self.metrics.commitDuration.record(.now - started) }
             if final { try self.settleAll() }
             return
         }
 
         // What the loop's records wait for, failed commits included (their abort follows).
-        let started = ContinuousClock.now
         defer { self.metrics.commitDuration.record(.now - started) }
         try self.beginTransactionIfNeeded()
-        var stateRecords = 0
-        var stateBytes = 0
-        // Each state record's timestamp is the commit's time, by the gateway's clock: an entry's
-        // decided-at is written as its distance below it.
-        let writtenAt = self.configuration.clock.nowMilliseconds()
-        var badgeUpdates = 0
-        for (partition, progress) in changed {
-            // Badge updates first: the latest of each (user, app) since the last commit.
-            for update in progress.state.pendingBadgeUpdates {
-                try self.publish(update)
-                badgeUpdates += 1
-            }
-            // Status changes: the latest of each user since the last commit.
-            for update in progress.state.pendingStatusUpdates {
-                self.badgeKey.removeAll(keepingCapacity: true)
-                self.badgeKey.append(contentsOf: update.userID.utf8)
-                update.writeJSON(into: &self.badgeValue)
-                try self.outputs.producer.produce(
-                    topic: self.outputs.status, key: self.badgeKey, value: self.badgeValue,
-                    deliveryID: self.outputs.ledger.current)
-                self.outputs.ledger.produced += 1
-            }
-            // Summaries of what ended Foci silenced, and those of summary times.
-            let summaries = progress.state.pendingSummaries
-            if !summaries.isEmpty {
-                let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
-                let createdAt = self.configuration.clock.nowMilliseconds()
-                for summary in summaries {
-                    self.badgeKey.removeAll(keepingCapacity: true)
-                    self.badgeKey.append(contentsOf: summary.userID.utf8)
-                    summary.writeJSON(into: &self.badgeValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
-                    try self.outputs.producer.produce(
-                        topic: self.outputs.summaries, key: self.badgeKey, value: self.badgeValue,
-                        deliveryID: self.outputs.ledger.current)
-                    self.outputs.ledger.produced += 1
-                }
-                self.metrics.summaries.increment(by: Int64(summaries.count))
-            }
-            let through = progress.next ?? progress.committed
-            let marker = PartitionState.commitMarkerValue(through: through)
-            // Each record says which commit it belongs to: another writer's records (a member
-            // that lost the partition, an aborted transaction the embedded broker shows) can lie
-            // between it and its marker.
-            self.stateHeaders.removeAll()
-            self.stateHeaders.append(name: PartitionState.asOfHeader, value: marker)
-            let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            try progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { (key, value) throws(KafkaError) in
-                try self.outputs.producer.produce(
-                    topic: self.outputs.state, partition: partition, key: key, value: value, headers: self.stateHeaders,
-                    timestamp: writtenAt, deliveryID: self.outputs.ledger.current)
-                self.outputs.ledger.produced += 1
-                stateRecords += 1
-                stateBytes += key.count + (value?.count ?? 0) + headerBytes
-            }
-            // Closes the partition's changes: a restore applies them only when the input offsets
-            // of this transaction committed (see StateRestorer).
-            try self.outputs.producer.produce(
-                topic: self.outputs.state, partition: partition, key: PartitionState.commitMarkerKey, value: marker,
-                timestamp: writtenAt, deliveryID: self.outputs.ledger.current)
-            self.outputs.ledger.produced += 1
-            stateRecords += 1
-            stateBytes += PartitionState.commitMarkerKey.count + marker.count
-        }
+        let written = self.takeChanges(of: changed)
         if self.configuration.deliveryMode == .exactlyOnce {
+            self.backlog.deliveryID = self.outputs.ledger.current
+            try self.drainBacklog()
             if !offsets.isEmpty {
                 let group = try self.consumer.groupMetadata()
                 try self.retrying { () throws(KafkaError) in
@@ -125,7 +71,12 @@ extension GatewayWorker {
             self.transactionOpen = false
             self.groupOffsetsAhead.removeAll()
         } else {
+            // The backlog's records count in the interval they were taken in.
+            self.outputs.ledger.produced += self.backlog.count
             let interval = self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
+            self.backlog.deliveryID = interval.id
+            let now = ContinuousClock.now
+            self.backlog.schedule(from: now, until: now + self.configuration.commitInterval / 2)
             self.unsettled.append(
                 UnsettledCommit(
                     interval: interval.id, produced: interval.produced, offsets: offsets,
@@ -143,15 +94,95 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
-        self.metrics.stateRecords.increment(by: Int64(stateRecords))
-        self.metrics.stateBytes.increment(by: Int64(stateBytes))
-        self.metrics.badgeUpdates.increment(by: Int64(badgeUpdates))
+        self.metrics.stateRecords.increment(by: Int64(written.stateRecords))
+        self.metrics.stateBytes.increment(by: Int64(written.stateBytes))
+        self.metrics.badgeUpdates.increment(by: Int64(written.badgeUpdates))
         if self.configuration.deliveryMode == .exactlyOnce {
             self.noteCommitted(latencySamples: self.commitLatencySamples)
             self.commitLatencySamples.removeAll(keepingCapacity: true)
         } else {
             try self.settle()
         }
+    }
+
+    /// Puts what the changed partitions' state holds for the commit into the ``backlog``, per
+    /// partition: badge updates (the latest of each (user, app) since the last commit), status
+    /// changes (the latest of each user), summaries, the changelog records of the keys that
+    /// changed and the commit marker that closes them.
+    private func takeChanges(
+        of changed: [(key: Int32, value: Partition)]
+    ) -> (stateRecords: Int, stateBytes: Int, badgeUpdates: Int) {
+        var stateRecords = 0
+        var stateBytes = 0
+        var badgeUpdates = 0
+        // Each state record's timestamp is the commit's time, by the gateway's clock: an entry's
+        // decided-at is written as its distance below it.
+        let writtenAt = self.configuration.clock.nowMilliseconds()
+        for (partition, progress) in changed {
+            let updates = progress.state.pendingBadgeUpdates
+            self.backlog.appendBadges(updates)
+            badgeUpdates += updates.count
+            for update in progress.state.pendingStatusUpdates {
+                self.recordKey.removeAll(keepingCapacity: true)
+                self.recordKey.append(contentsOf: update.userID.utf8)
+                update.writeJSON(into: &self.recordValue)
+                self.backlog.append(.status, partition: nil, key: self.recordKey, value: self.recordValue)
+            }
+            // Summaries of what ended Foci silenced, and those of summary times.
+            let summaries = progress.state.pendingSummaries
+            if !summaries.isEmpty {
+                let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
+                let createdAt = self.configuration.clock.nowMilliseconds()
+                for summary in summaries {
+                    self.recordKey.removeAll(keepingCapacity: true)
+                    self.recordKey.append(contentsOf: summary.userID.utf8)
+                    summary.writeJSON(into: &self.recordValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
+                    self.backlog.append(.summaries, partition: nil, key: self.recordKey, value: self.recordValue)
+                }
+                self.metrics.summaries.increment(by: Int64(summaries.count))
+            }
+            let through = progress.next ?? progress.committed
+            let marker = PartitionState.commitMarkerValue(through: through)
+            // Each record says which commit it belongs to: another writer's records (a member
+            // that lost the partition, an aborted transaction the embedded broker shows) can lie
+            // between it and its marker.
+            let asOf = self.backlog.addAsOf(marker)
+            let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
+            progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { key, value in
+                self.backlog.append(
+                    .state, partition: partition, key: key, value: value, asOf: asOf, timestamp: writtenAt)
+                stateRecords += 1
+                stateBytes += key.count + (value?.count ?? 0) + headerBytes
+            }
+            // Closes the partition's changes: a restore applies them only when the input offsets
+            // of this transaction committed (see StateRestorer).
+            self.backlog.append(
+                .state, partition: partition, key: PartitionState.commitMarkerKey, value: marker, timestamp: writtenAt)
+            stateRecords += 1
+            stateBytes += PartitionState.commitMarkerKey.count + marker.count
+        }
+        return (stateRecords, stateBytes, badgeUpdates)
+    }
+
+    /// At-least-once, the fewest of the last commit's records a loop turn produces (about a
+    /// quarter of a millisecond of the worker's time). A turn produces more when the ``backlog``'s
+    /// schedule says so: spread over the first half of the interval after the commit, the
+    /// records are gone well before the next commit, and a record arriving meanwhile waits at most
+    /// about a turn's share of them.
+    static let backlogRecordsPerTurn = 256
+
+    /// Produces the next slice of the ``backlog``; called once per loop turn.
+    func produceBacklogSlice() throws(KafkaError) {
+        let started = ContinuousClock.now
+        defer { self.timing.committing += .now - started }
+        let due = self.backlog.recordsDue(at: started, minimum: Self.backlogRecordsPerTurn)
+        try self.backlog.produce(upTo: due, through: self.outputs)
+    }
+
+    /// Produces everything left in the ``backlog``.
+    func drainBacklog() throws(KafkaError) {
+        guard !self.backlog.isEmpty else { return }
+        try self.backlog.produce(upTo: self.backlog.count, through: self.outputs)
     }
 
     /// A commit took effect: its sampled records' commit latency, the commit counted.
@@ -177,9 +208,10 @@ extension GatewayWorker {
         if let failure = try self.settleAcknowledged() { throw failure }
     }
 
-    /// At-least-once: flushes, then settles every commit (``settle()``).
+    /// At-least-once: produces the ``backlog``, flushes, then settles every commit (``settle()``).
     private func settleAll() throws(KafkaError) {
         guard !self.unsettled.isEmpty else { return }
+        try self.drainBacklog()
         try self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
         try self.settle()
         if !self.unsettled.isEmpty {
@@ -279,17 +311,28 @@ extension GatewayWorker {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
             self.transactionOpen = false
+            self.backlog.removeAll()  // aborted with the transaction
         } else if self.canReplaceProducer, let stopped = self.outputs.producer.fatalError {
-            // What the stopped producer has not written is lost with it.
+            // What the stopped producer has not written is lost with it, the backlog too (its
+            // commit is one of the unsettled ones).
+            self.backlog.removeAll()
             _ = try self.settleAcknowledged()
             appliedCommitFailed = !self.unsettled.isEmpty
             try self.replaceProducer(stoppedBy: stopped)
         } else {
-            // At-least-once: what was produced stays produced; the replay may duplicate it.
+            // At-least-once: what was produced stays produced; the replay may duplicate it. The
+            // last commit is in use: its records still to produce go too, or it failed.
+            var backlogLost = false
+            do {
+                try self.drainBacklog()
+            } catch {
+                self.outputs.ledger.withdraw(self.backlog.removeAll(), from: self.backlog.deliveryID)
+                backlogLost = true
+            }
             _ = try? self.outputs.producer.flush(timeout: self.configuration.operationTimeout)
             // The interval being produced is given up (its records keep their id until acknowledged).
             self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
-            appliedCommitFailed = try self.settleAcknowledged() != nil
+            appliedCommitFailed = try self.settleAcknowledged() != nil || backlogLost
         }
         self.deliveries.reset()
         self.putGroupOffsetsBack()

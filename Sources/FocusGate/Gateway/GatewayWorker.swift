@@ -135,6 +135,8 @@ final class GatewayWorker {
     /// At-least-once: commits put in use whose offsets wait for their records to be acknowledged,
     /// oldest first (``settle()``).
     var unsettled: [UnsettledCommit] = []
+    /// At-least-once: the last commit's records not produced yet, a slice per loop turn.
+    var backlog = CommitBacklog()
     /// At-least-once offset commits the group refused since it last took one (the first of them logs a warning).
     var offsetCommitsRefusedInARow = 0
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
@@ -160,11 +162,9 @@ final class GatewayWorker {
     var buffers = BatchBuffers()
     /// The `focusgate-*` headers' names, and the decisions' outcome and reason headers, encoded once.
     let outputHeaders = OutputHeaders()
-    /// The `as-of` header of the changelog records a commit writes for one partition.
-    var stateHeaders = KafkaHeaderBuffer()
-    /// Keys and values of the records produced besides decisions (badge updates, status, summaries), rebuilt in place.
-    var badgeKey: [UInt8] = []
-    var badgeValue: [UInt8] = []
+    /// The key and value of a commit's status or summary record, rebuilt in place.
+    var recordKey: [UInt8] = []
+    var recordValue: [UInt8] = []
     /// `<notifications topic>/`, the start of every `focusgate-source` header.
     let sourcePrefix: [UInt8]
     /// `people.repeatedWindowSeconds`, in milliseconds.
@@ -293,6 +293,7 @@ final class GatewayWorker {
                 try self.applyExpirations()
                 try self.applyRetention()
                 self.outputs.producer.poll()
+                if !self.backlog.isEmpty { try self.produceBacklogSlice() }
                 if !self.unsettled.isEmpty { try self.settle() }
                 if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {
@@ -335,10 +336,11 @@ final class GatewayWorker {
     /// transition a partition watches, at most 100 ms and at least 1 ms (the consumer counts whole
     /// milliseconds: a shorter wait would not wait, and the loop would spin). Not at all when a
     /// commit or a transition is due, so that transitions beyond one turn's
-    /// ``GatewayConfiguration/maxTimersPerBatch`` fire turn after turn also when no input arrives.
+    /// ``GatewayConfiguration/maxTimersPerBatch`` fire turn after turn also when no input arrives,
+    /// nor while a commit's records wait to be produced (``backlog``).
     private func recordWait(until nextCommit: ContinuousClock.Instant) -> Duration {
         let untilCommit = nextCommit - ContinuousClock.now
-        guard untilCommit > .zero else { return .zero }
+        guard untilCommit > .zero, self.backlog.isEmpty else { return .zero }
         var wait = min(.milliseconds(100), untilCommit)
         let now = self.configuration.clock.nowMilliseconds()
         for progress in self.partitions.values {

@@ -65,6 +65,18 @@ struct IntervalLedger {
         return ended
     }
 
+    /// Takes back `count` records counted for interval `id` that were never produced (a commit
+    /// whose records failed before all were), so that its slot frees once the others are
+    /// acknowledged.
+    mutating func withdraw(_ count: Int, from id: UInt64) {
+        guard count > 0, id != 0, !self.occupants.isEmpty else { return }
+        if id == self.current {
+            self.produced -= count
+        } else if self.occupants[Self.slot(id)].id == id {
+            self.occupants[Self.slot(id)].produced -= count
+        }
+    }
+
     private static func slot(_ id: UInt64) -> Int {
         Int(id % UInt64(KafkaAcknowledgements.slotCount))
     }

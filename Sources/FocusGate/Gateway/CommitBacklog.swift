@@ -1,0 +1,200 @@
+import FocusGateCore
+import FocusGateKafka
+
+/// At-least-once: the records a commit wrote and has not produced yet — its badge updates,
+/// status, summaries, changelog records and commit markers — produced a slice per loop turn
+/// between batches (``GatewayWorker/produceBacklogSlice()``) instead of all at once while the
+/// records arriving meanwhile wait.
+///
+/// The changelog's records are encoded when the commit takes them (the state moves on after it);
+/// badge updates are kept as values and encoded when produced. Records come out in the order
+/// they were added: a partition's commit marker after its changelog records, and a commit's
+/// records before any record of the next commit on the same topic (every commit produces what
+/// is left of the one before it first). All of them carry the delivery id of the interval they
+/// belong to (``IntervalLedger``), so that its offsets go to the group only once they too are
+/// acknowledged.
+struct CommitBacklog {
+    /// The topic a record goes to, resolved against the worker's current ``GatewayOutputs``.
+    enum Topic: UInt8 {
+        case badges, status, summaries, state
+    }
+
+    private struct Record {
+        var topic: Topic
+        /// The partition; `-1` for the partitioner's choice by key.
+        var partition: Int32
+        /// Where the key and the value are in ``bytes``; `valueStart == -1` is no value (a tombstone).
+        /// A badge update's are not there: ``badge`` is its position in ``badges``.
+        var keyStart: Int
+        var keyEnd: Int
+        var valueStart: Int
+        var valueEnd: Int
+        /// The position in ``asOfValues`` of the record's `as-of` header value; `-1`: no header.
+        var asOf: Int
+        var badge: Int
+        /// The record's timestamp; `Int64.min`: the producer's time.
+        var timestamp: Int64
+    }
+
+    /// The delivery id the records are produced with.
+    var deliveryID: UInt64 = 0
+    private var records: [Record] = []
+    /// The next record to produce.
+    private var cursor = 0
+    private var bytes: [UInt8] = []
+    private var badges: [BadgeUpdate] = []
+    private var asOfValues: [[UInt8]] = []
+    /// The `as-of` header of the changelog records being produced, and which value it holds.
+    private var headers = KafkaHeaderBuffer()
+    private var headersAsOf = -1
+    /// A badge update's key and value, encoded in place when it is produced.
+    private var badgeKey: [UInt8] = []
+    private var badgeValue: [UInt8] = []
+
+    /// Whether every record added has been produced.
+    var isEmpty: Bool { self.cursor == self.records.count }
+
+    /// Records added and not produced yet.
+    var count: Int { self.records.count - self.cursor }
+
+    /// When the records added so far began to be produced, and when all of them should be.
+    private var pace: (start: ContinuousClock.Instant, end: ContinuousClock.Instant)?
+
+    /// Spreads the records added so far over `start` to `end`: ``recordsDue(at:)`` says how many
+    /// of them a loop turn produces.
+    mutating func schedule(from start: ContinuousClock.Instant, until end: ContinuousClock.Instant) {
+        self.pace = (start, end)
+    }
+
+    /// How many records a loop turn at `now` produces: those the schedule has due by then (in
+    /// proportion to the time gone), at least `minimum`: however often the loop turns, the
+    /// records are gone by the schedule's end and each turn produces about as much as the time
+    /// since the last one.
+    func recordsDue(at now: ContinuousClock.Instant, minimum: Int) -> Int {
+        guard let pace, now < pace.end else { return self.count }
+        let share = (now - pace.start) / (pace.end - pace.start)
+        let due = Int((Double(self.records.count) * max(0, share)).rounded(.up)) - self.cursor
+        return min(self.count, max(minimum, due))
+    }
+
+    /// Adds badge updates (`notifications.badges`, keyed `userId/appId`), encoded when produced.
+    mutating func appendBadges(_ updates: [BadgeUpdate]) {
+        self.compactIfProduced()
+        for update in updates {
+            self.records.append(
+                Record(
+                    topic: .badges, partition: -1, keyStart: 0, keyEnd: 0, valueStart: -1, valueEnd: -1, asOf: -1,
+                    badge: self.badges.count, timestamp: .min))
+            self.badges.append(update)
+        }
+    }
+
+    /// Notes the value of the `as-of` header that changelog records added after it carry
+    /// (``append(_:partition:key:value:asOf:timestamp:)``); returns its number.
+    mutating func addAsOf(_ value: [UInt8]) -> Int {
+        self.asOfValues.append(value)
+        return self.asOfValues.count - 1
+    }
+
+    /// Adds a record whose key and value are copied now.
+    ///
+    /// - Parameters:
+    ///   - partition: The partition; `nil` for the partitioner's choice by key.
+    ///   - value: The value; `nil` is a tombstone.
+    ///   - asOf: The number of its `as-of` header's value (``addAsOf(_:)``), if it has one.
+    ///   - timestamp: The record's timestamp; `nil` for the producer's time.
+    mutating func append(
+        _ topic: Topic, partition: Int32?, key: [UInt8], value: [UInt8]?, asOf: Int? = nil, timestamp: Int64? = nil
+    ) {
+        self.compactIfProduced()
+        let keyStart = self.bytes.count
+        self.bytes.append(contentsOf: key)
+        let valueStart = value == nil ? -1 : self.bytes.count
+        if let value { self.bytes.append(contentsOf: value) }
+        self.records.append(
+            Record(
+                topic: topic, partition: partition ?? -1, keyStart: keyStart,
+                keyEnd: valueStart < 0 ? self.bytes.count : valueStart,
+                valueStart: valueStart, valueEnd: self.bytes.count, asOf: asOf ?? -1, badge: -1,
+                timestamp: timestamp ?? .min))
+    }
+
+    /// Produces the next records, at most `limit` of them, with ``deliveryID``.
+    ///
+    /// - Returns: How many were produced.
+    /// - Throws: ``KafkaError`` when the producer refuses one (its queue stays full, a fatal
+    ///   error): that record and those after it stay in the backlog.
+    @discardableResult
+    mutating func produce(upTo limit: Int, through outputs: GatewayOutputs) throws(KafkaError) -> Int {
+        let end = self.cursor + min(limit, self.count)
+        let start = self.cursor
+        while self.cursor < end {
+            let record = self.records[self.cursor]
+            let topic = Self.handle(record.topic, in: outputs)
+            let partition = record.partition < 0 ? nil : record.partition
+            let timestamp = record.timestamp == .min ? nil : record.timestamp
+            if record.badge >= 0 {
+                let update = self.badges[record.badge]
+                update.writeKey(into: &self.badgeKey)
+                update.writeJSON(into: &self.badgeValue)
+                try outputs.producer.produce(
+                    topic: topic, partition: partition, key: self.badgeKey, value: self.badgeValue,
+                    headers: self.noHeaders, timestamp: timestamp, deliveryID: self.deliveryID)
+            } else {
+                if record.asOf >= 0 && record.asOf != self.headersAsOf {
+                    self.headers.removeAll()
+                    self.headers.append(name: PartitionState.asOfHeader, value: self.asOfValues[record.asOf])
+                    self.headersAsOf = record.asOf
+                }
+                let result = self.bytes.withUnsafeBytes { bytes in
+                    Result { () throws(KafkaError) in
+                        let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<record.keyEnd])
+                        let value =
+                            record.valueStart < 0
+                            ? nil : UnsafeRawBufferPointer(rebasing: bytes[record.valueStart..<record.valueEnd])
+                        try outputs.producer.produce(
+                            topic: topic, partition: partition, key: key, value: value,
+                            headers: record.asOf >= 0 ? self.headers : self.noHeaders, timestamp: timestamp,
+                            deliveryID: self.deliveryID)
+                    }
+                }
+                try result.get()
+            }
+            self.cursor += 1
+        }
+        return self.cursor - start
+    }
+
+    /// Forgets every record not produced yet (their producer was given up, or their commit
+    /// failed); returns how many there were.
+    @discardableResult
+    mutating func removeAll() -> Int {
+        let left = self.count
+        self.cursor = self.records.count
+        self.compactIfProduced()
+        return left
+    }
+
+    private let noHeaders = KafkaHeaderBuffer([])
+
+    /// Once everything was produced, the storage is emptied (its capacity kept) for the next commit.
+    private mutating func compactIfProduced() {
+        guard self.isEmpty, !self.records.isEmpty else { return }
+        self.records.removeAll(keepingCapacity: true)
+        self.bytes.removeAll(keepingCapacity: true)
+        self.badges.removeAll(keepingCapacity: true)
+        self.asOfValues.removeAll(keepingCapacity: true)
+        self.cursor = 0
+        self.headersAsOf = -1
+        self.pace = nil
+    }
+
+    private static func handle(_ topic: Topic, in outputs: GatewayOutputs) -> KafkaTopic {
+        switch topic {
+        case .badges: outputs.badges
+        case .status: outputs.status
+        case .summaries: outputs.summaries
+        case .state: outputs.state
+        }
+    }
+}
