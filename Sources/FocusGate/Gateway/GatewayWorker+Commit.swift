@@ -76,7 +76,7 @@ extension GatewayWorker {
             let interval = self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
             self.backlog.deliveryID = interval.id
             let now = ContinuousClock.now
-            self.backlog.schedule(from: now, until: now + self.configuration.commitInterval / 2)
+            self.backlog.schedule(from: now, until: now + self.configuration.commitInterval / 4)
             self.unsettled.append(
                 UnsettledCommit(
                     interval: interval.id, produced: interval.produced, offsets: offsets,
@@ -164,12 +164,13 @@ extension GatewayWorker {
         return (stateRecords, stateBytes, badgeUpdates)
     }
 
-    /// At-least-once, the fewest of the last commit's records a loop turn produces (about a
-    /// quarter of a millisecond of the worker's time). A turn produces more when the ``backlog``'s
-    /// schedule says so: spread over the first half of the interval after the commit, the
-    /// records are gone well before the next commit, and a record arriving meanwhile waits at most
-    /// about a turn's share of them.
-    static let backlogRecordsPerTurn = 256
+    /// At-least-once, the fewest of the last commit's records a loop turn produces (about two
+    /// milliseconds of the worker's time). A turn produces more when the ``backlog``'s schedule
+    /// says so: spread over the first quarter of the interval after the commit, the records are
+    /// gone well before the next commit, and a record arriving meanwhile waits at most about a
+    /// turn's share of them. Fewer, larger slices than that let the producer batch them better:
+    /// 256 records a turn over half the interval gave a worse p99 (`docs/performance.md`).
+    static let backlogRecordsPerTurn = 2048
 
     /// Produces the next slice of the ``backlog``; called once per loop turn.
     func produceBacklogSlice() throws(KafkaError) {
