@@ -20,20 +20,21 @@ struct CommitBacklog {
     }
 
     private struct Record {
+        /// What is produced: a key and value in ``bytes`` (no value: a tombstone), or a badge
+        /// update of ``badges``, encoded when produced.
+        enum Payload {
+            case bytes(key: Range<Int>, value: Range<Int>?)
+            case badge(Int)
+        }
+
         var topic: Topic
-        /// The partition; `-1` for the partitioner's choice by key.
-        var partition: Int32
-        /// Where the key and the value are in ``bytes``; `valueStart == -1` is no value (a tombstone).
-        /// A badge update's are not there: ``badge`` is its position in ``badges``.
-        var keyStart: Int
-        var keyEnd: Int
-        var valueStart: Int
-        var valueEnd: Int
-        /// The position in ``asOfValues`` of the record's `as-of` header value; `-1`: no header.
-        var asOf: Int
-        var badge: Int
-        /// The record's timestamp; `Int64.min`: the producer's time.
-        var timestamp: Int64
+        /// `nil` for the partitioner's choice by key.
+        var partition: Int32?
+        var payload: Payload
+        /// The position in ``asOfValues`` of its `as-of` header's value, if it has one.
+        var asOf: Int?
+        /// `nil` for the producer's time.
+        var timestamp: Int64?
     }
 
     /// The delivery id the records are produced with.
@@ -44,9 +45,10 @@ struct CommitBacklog {
     private var bytes: [UInt8] = []
     private var badges: [BadgeUpdate] = []
     private var asOfValues: [[UInt8]] = []
-    /// The `as-of` header of the changelog records being produced, and which value it holds.
+    /// The headers of the records being produced (an `as-of` header or none), and which `as-of`
+    /// value they hold.
     private var headers = KafkaHeaderBuffer()
-    private var headersAsOf = -1
+    private var headersAsOf: Int?
     /// A badge update's key and value, encoded in place when it is produced.
     private var badgeKey: [UInt8] = []
     private var badgeValue: [UInt8] = []
@@ -79,12 +81,8 @@ struct CommitBacklog {
 
     /// Adds badge updates (`notifications.badges`, keyed `userId/appId`), encoded when produced.
     mutating func appendBadges(_ updates: [BadgeUpdate]) {
-        self.compactIfProduced()
         for update in updates {
-            self.records.append(
-                Record(
-                    topic: .badges, partition: -1, keyStart: 0, keyEnd: 0, valueStart: -1, valueEnd: -1, asOf: -1,
-                    badge: self.badges.count, timestamp: .min))
+            self.records.append(Record(topic: .badges, payload: .badge(self.badges.count)))
             self.badges.append(update)
         }
     }
@@ -106,17 +104,18 @@ struct CommitBacklog {
     mutating func append(
         _ topic: Topic, partition: Int32?, key: [UInt8], value: [UInt8]?, asOf: Int? = nil, timestamp: Int64? = nil
     ) {
-        self.compactIfProduced()
         let keyStart = self.bytes.count
         self.bytes.append(contentsOf: key)
-        let valueStart = value == nil ? -1 : self.bytes.count
-        if let value { self.bytes.append(contentsOf: value) }
+        let keyEnd = self.bytes.count
+        var valueRange: Range<Int>?
+        if let value {
+            self.bytes.append(contentsOf: value)
+            valueRange = keyEnd..<self.bytes.count
+        }
         self.records.append(
             Record(
-                topic: topic, partition: partition ?? -1, keyStart: keyStart,
-                keyEnd: valueStart < 0 ? self.bytes.count : valueStart,
-                valueStart: valueStart, valueEnd: self.bytes.count, asOf: asOf ?? -1, badge: -1,
-                timestamp: timestamp ?? .min))
+                topic: topic, partition: partition, payload: .bytes(key: keyStart..<keyEnd, value: valueRange),
+                asOf: asOf, timestamp: timestamp))
     }
 
     /// Produces the next records, at most `limit` of them, with ``deliveryID``.
@@ -130,39 +129,39 @@ struct CommitBacklog {
         let start = self.cursor
         while self.cursor < end {
             let record = self.records[self.cursor]
+            if record.asOf != self.headersAsOf {
+                self.headers.removeAll()
+                if let asOf = record.asOf {
+                    self.headers.append(name: PartitionState.asOfHeader, value: self.asOfValues[asOf])
+                }
+                self.headersAsOf = record.asOf
+            }
             let topic = Self.handle(record.topic, in: outputs)
-            let partition = record.partition < 0 ? nil : record.partition
-            let timestamp = record.timestamp == .min ? nil : record.timestamp
-            if record.badge >= 0 {
-                let update = self.badges[record.badge]
+            switch record.payload {
+            case .badge(let position):
+                let update = self.badges[position]
                 update.writeKey(into: &self.badgeKey)
                 update.writeJSON(into: &self.badgeValue)
                 try outputs.producer.produce(
-                    topic: topic, partition: partition, key: self.badgeKey, value: self.badgeValue,
-                    headers: self.noHeaders, timestamp: timestamp, deliveryID: self.deliveryID)
-            } else {
-                if record.asOf >= 0 && record.asOf != self.headersAsOf {
-                    self.headers.removeAll()
-                    self.headers.append(name: PartitionState.asOfHeader, value: self.asOfValues[record.asOf])
-                    self.headersAsOf = record.asOf
-                }
+                    topic: topic, partition: record.partition, key: self.badgeKey, value: self.badgeValue,
+                    headers: self.headers, timestamp: record.timestamp, deliveryID: self.deliveryID)
+            case .bytes(let key, let value):
                 let result = self.bytes.withUnsafeBytes { bytes in
                     Result { () throws(KafkaError) in
-                        let key = UnsafeRawBufferPointer(rebasing: bytes[record.keyStart..<record.keyEnd])
-                        let value =
-                            record.valueStart < 0
-                            ? nil : UnsafeRawBufferPointer(rebasing: bytes[record.valueStart..<record.valueEnd])
                         try outputs.producer.produce(
-                            topic: topic, partition: partition, key: key, value: value,
-                            headers: record.asOf >= 0 ? self.headers : self.noHeaders, timestamp: timestamp,
-                            deliveryID: self.deliveryID)
+                            topic: topic, partition: record.partition,
+                            key: UnsafeRawBufferPointer(rebasing: bytes[key]),
+                            value: value.map { UnsafeRawBufferPointer(rebasing: bytes[$0]) }, headers: self.headers,
+                            timestamp: record.timestamp, deliveryID: self.deliveryID)
                     }
                 }
                 try result.get()
             }
             self.cursor += 1
         }
-        return self.cursor - start
+        let produced = self.cursor - start
+        self.compactIfProduced()
+        return produced
     }
 
     /// Forgets every record not produced yet (their producer was given up, or their commit
@@ -175,8 +174,6 @@ struct CommitBacklog {
         return left
     }
 
-    private let noHeaders = KafkaHeaderBuffer([])
-
     /// Once everything was produced, the storage is emptied (its capacity kept) for the next commit.
     private mutating func compactIfProduced() {
         guard self.isEmpty, !self.records.isEmpty else { return }
@@ -185,7 +182,8 @@ struct CommitBacklog {
         self.badges.removeAll(keepingCapacity: true)
         self.asOfValues.removeAll(keepingCapacity: true)
         self.cursor = 0
-        self.headersAsOf = -1
+        self.headers.removeAll()
+        self.headersAsOf = nil
         self.pace = nil
     }
 
