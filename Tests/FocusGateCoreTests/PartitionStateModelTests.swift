@@ -5,7 +5,8 @@ import Testing
 
 /// The partition state against a plain model of docs/contract.md, Outputs and Badges (arrays and dictionaries, recounting
 /// everything), over random notifications, reads, clears, Focus changes, the retention's expiry,
-/// commits and rollbacks; then restored from its changelog, as written and as compaction would leave it.
+/// stages (changes written before their commit), commits and rollbacks; then restored from its changelog, as
+/// written and as compaction would leave it.
 @Suite("Partition state against a model")
 struct PartitionStateModelTests {
     static let now = BadgeRecordTests.now
@@ -178,6 +179,8 @@ struct PartitionStateModelTests {
         var model = Model(window: 4, cap: 3)
         var committedModel = model
         var log: [(key: [UInt8], value: [UInt8]?)] = []
+        // Written by stages since the commit: in the log when it commits.
+        var staged: [(key: [UInt8], value: [UInt8]?)] = []
         var context: [String: CompiledFocusContext?] = [:]
 
         for step in 0..<3_000 {
@@ -198,21 +201,29 @@ struct PartitionStateModelTests {
                     state.expire(userID: user, context: userContext, nowMilliseconds: model.now, before: cutoff)
                         == model.expire(user: user, before: cutoff, context: userContext),
                     "step \(step): expire \(user) before \(cutoff)")
-            case 80..<88:
+            case 80..<85:
                 let user = Self.users.randomElement(using: &random)!
                 let changed = Self.contexts.randomElement(using: &random)!
                 context[user] = changed
                 try #require(
                     state.recompute(userID: user, context: changed, nowMilliseconds: model.now)
                         == model.recompute(user: user, context: changed), "step \(step): recompute \(user)")
-            case 88..<96:
+            case 85..<89:
+                // A stage: the changes so far written into the open transaction, which a
+                // rollback discards (and the badge updates still coalesced until the commit).
+                state.writeChanges { key, value in staged.append((key, value)) }
+                try #require(!state.hasUnwrittenChanges, "step \(step): a stage writes every change")
+            case 89..<96:
                 try #require(state.pendingBadgeUpdates == model.pending, "step \(step): coalesced badge updates")
+                log += staged
+                staged.removeAll()
                 state.writeChanges { key, value in log.append((key, value)) }
                 state.commit()
                 model.pending = []
                 committedModel = model
             default:
                 state.rollback()
+                staged.removeAll()
                 model = committedModel
                 try #require(state.pendingBadgeUpdates.isEmpty)
             }
@@ -224,6 +235,7 @@ struct PartitionStateModelTests {
             let violations = state.table.violations(keys: state.entries.elements) + state.partViolations
             try #require(violations.isEmpty, "step \(step): \(violations)")
         }
+        log += staged
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
         #expect(state.forgottenEntries > 0, "the run forgets notifications")

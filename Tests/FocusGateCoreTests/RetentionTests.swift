@@ -46,6 +46,41 @@ struct RetentionTests {
         return found
     }
 
+    @Test(
+        "a notification forgotten and sent again within one commit interval, its slot taken meanwhile: restored as it is, not as a tombstone"
+    )
+    func forgottenAndSentAgain() throws {
+        // Found by the model test: the same id's key listed at three slots in one interval; the
+        // newest lands in the first one's slot, which the write reaches first, and the middle
+        // one's "not where it was" wrote a tombstone after that record.
+        var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
+        let context = PartitionStateTests.work
+        var now = PartitionStateTests.now
+        func notify(_ app: String, _ id: String) {
+            now += 1
+            _ = state.admit(.fixture(id, user: "u", app: app, criteria: "work"), context: context, nowMilliseconds: now)
+        }
+        func expire(behind: Int64) {
+            now += 1
+            _ = state.expire(userID: "u", context: context, nowMilliseconds: now, before: now - behind)
+        }
+        var log: [(key: [UInt8], value: [UInt8]?)] = []
+        notify("b", "n2")
+        expire(behind: 1)
+        notify("a", "n5")
+        notify("b", "n2")
+        expire(behind: 0)
+        notify("a", "n0")
+        notify("b", "n2")
+        Self.commit(&state, into: &log)
+        var restored = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 4)
+        for record in log { try restored.restore(key: record.key, value: record.value) }
+        restored.finishRestore()
+        #expect(state.badges(userID: "u").map(\.unread) == [1, 1])
+        #expect(restored.entryCount == state.entryCount)
+        #expect(restored.badges(userID: "u") == state.badges(userID: "u"))
+    }
+
     @Test("quiet users are forgotten: badges fall to 0, every key of theirs a tombstone, a restore holds none of them")
     func quietUsersForgotten() throws {
         var state = PartitionState()

@@ -84,9 +84,14 @@ extension PartitionState {
         return (try? reader.varint()).map { Int64(bitPattern: $0) }
     }
 
-    /// Calls `write` once per key changed since the last commit, coalesced (a key changed many
-    /// times is written once, as it is now); `nil` value: a tombstone. The buffers passed are
-    /// reused from call to call.
+    /// Calls `write` once per key changed since the last write (or commit, or rollback),
+    /// coalesced (a key changed many times is written once, as it is now); `nil` value: a
+    /// tombstone. The buffers passed are reused from call to call.
+    ///
+    /// An interval may be written more than once before its commit (exactly-once, the gateway
+    /// writes the changes so far into the open transaction a few times an interval): each write
+    /// goes through the changes listed since the one before, and a rollback still returns to the
+    /// last commit.
     ///
     /// - Parameters:
     ///   - asOf: the input offset the commit is as of, which each record's `as-of` header will
@@ -102,7 +107,7 @@ extension PartitionState {
         var value: [UInt8] = []
         key.reserveCapacity(300)
         value.reserveCapacity(300)
-        for change in self.changes {
+        for change in self.changes.unwritten {
             key.removeAll(keepingCapacity: true)
             value.removeAll(keepingCapacity: true)
             switch change {
@@ -121,9 +126,11 @@ extension PartitionState {
                 }
                 key.append(contentsOf: self.userIDByNumber[Int(user)].utf8)
                 let entry = self.entries[Int(index)]
-                // Not where it was: gone (a later change puts it back if it was added again).
+                // Not where it was: gone, unless the key lives again in another slot, whose own
+                // change writes it (listed before this one or after: a tombstone here would
+                // follow a record written already).
                 guard entry.has(StateEntry.alive) && entry.user == user && entry.idHash == idHash else {
-                    try write(key, nil)
+                    if self.findEntry(user: user, idHash: idHash) == nil { try write(key, nil) }
                     continue
                 }
                 guard entry.has(StateEntry.dirty) else { continue }  // written already

@@ -5,6 +5,10 @@ extension PartitionState {
     /// Whether anything changed since the last ``commit()`` or ``rollback()``.
     public var hasChanges: Bool { !self.changes.isEmpty }
 
+    /// Whether anything changed since the last ``writeChanges(asOf:writtenAt:_:)`` (or commit, or
+    /// rollback): what a write now would go through.
+    public var hasUnwrittenChanges: Bool { !self.changes.unwritten.isEmpty }
+
     /// The users whose changelog records changed since the last commit.
     public var changedUsers: [String] {
         var seen = Set<UInt32>(minimumCapacity: self.changes.count)
