@@ -21,11 +21,14 @@ struct ChangeSetTests {
         var state = PartitionState()
         let now = PartitionStateTests.now
         let context = PartitionStateTests.work
-        _ = state.admit(.fixture("n0", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.admit(
+            .fixture("n0", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
         state.writeChanges { _, _ in }
         state.commit()
-        _ = state.admit(.fixture("n1", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
-        _ = state.admit(.fixture("n2", user: "u2", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.admit(
+            .fixture("n1", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.admit(
+            .fixture("n2", user: "u2", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
         // u2 is forgotten again: its keys are tombstones.
         _ = state.expire(userID: "u2", context: context, nowMilliseconds: now + 10, before: now + 1)
         var first: [(key: [UInt8], value: [UInt8]?)] = []

@@ -49,4 +49,23 @@ struct CommitScheduleTests {
         schedule.recordsTaken(at: Self.at(701), age: .milliseconds(-5000))
         #expect(schedule.due == Self.at(701 + 250) - min(duration, .milliseconds(25)))
     }
+
+    @Test(
+        "stages: a quarter interval after the commit or the last stage, none within an eighth of the commit; none with one stage"
+    )
+    func stages() {
+        var schedule = CommitSchedule(interval: .milliseconds(400), stages: 4, now: Self.at(0))
+        #expect(!schedule.isStageDue(at: Self.at(99)))
+        #expect(schedule.isStageDue(at: Self.at(100)))
+        schedule.staged(at: Self.at(110))
+        #expect(!schedule.isStageDue(at: Self.at(209)) && schedule.isStageDue(at: Self.at(210)))
+        schedule.staged(at: Self.at(320))
+        // The next would be at 420, past the commit due at 400.
+        #expect(!schedule.isStageDue(at: Self.at(399)))
+        schedule.committed(started: Self.at(400), ended: Self.at(440))
+        #expect(schedule.isStageDue(at: Self.at(540)))
+        #expect(!schedule.isStageDue(at: Self.at(800)), "the commit, due at 840, is within half a stage")
+        let single = CommitSchedule(interval: .milliseconds(400), now: Self.at(0))
+        #expect(!single.isStageDue(at: Self.at(200)))
+    }
 }

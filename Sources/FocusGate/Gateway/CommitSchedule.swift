@@ -6,17 +6,38 @@
 /// so that it ends about one interval after the record was produced. Exactly-once, that is when the
 /// record's outputs become readable. The bound keeps a loaded worker, whose records are old when
 /// taken and whose commits are long, from committing much more often.
+///
+/// Exactly-once, a worker also writes the state's changes so far into the open transaction a few
+/// times an interval (``GatewayWorker/stageChanges()``): a stage is due a ``stages``-th of the
+/// interval after the last commit or stage, unless the commit itself comes within half that.
 struct CommitSchedule {
     let interval: Duration
+    /// How many parts an interval's changes are written in (1: all at the commit).
+    let stages: Int
     /// When the next commit is due.
     private(set) var due: ContinuousClock.Instant
+    /// When the changes so far are next written, before the commit.
+    private(set) var stageDue: ContinuousClock.Instant
     /// What commits take, smoothed.
     private(set) var commitDuration: Duration = .zero
     private var hasRecords = false
 
-    init(interval: Duration, now: ContinuousClock.Instant) {
+    init(interval: Duration, stages: Int = 1, now: ContinuousClock.Instant) {
         self.interval = interval
+        self.stages = max(1, stages)
         self.due = now + interval
+        self.stageDue = now + interval / self.stages
+    }
+
+    /// Whether the changes so far are to be written at `now`: a stage is due, and the commit
+    /// not within half a stage.
+    func isStageDue(at now: ContinuousClock.Instant) -> Bool {
+        self.stages > 1 && now >= self.stageDue && self.due - now > self.interval / (2 * self.stages)
+    }
+
+    /// The changes so far were written at `instant`.
+    mutating func staged(at instant: ContinuousClock.Instant) {
+        self.stageDue = instant + self.interval / self.stages
     }
 
     /// Records were taken at `instant`, the first of them `age` old: the first since the commit
@@ -33,5 +54,6 @@ struct CommitSchedule {
         self.commitDuration = (self.commitDuration * 3 + min(ended - started, self.interval)) / 4
         self.hasRecords = false
         self.due = ended + self.interval
+        self.stageDue = ended + self.interval / self.stages
     }
 }

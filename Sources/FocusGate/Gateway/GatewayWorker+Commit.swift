@@ -94,8 +94,9 @@ extension GatewayWorker {
             }
         }
         self.processedSinceCommit = 0
-        self.metrics.stateRecords.increment(by: Int64(written.stateRecords))
-        self.metrics.stateBytes.increment(by: Int64(written.stateBytes))
+        self.metrics.stateRecords.increment(by: Int64(written.stateRecords + self.staged.records))
+        self.metrics.stateBytes.increment(by: Int64(written.stateBytes + self.staged.bytes))
+        self.staged = (0, 0)
         self.metrics.badgeUpdates.increment(by: Int64(written.badgeUpdates))
         if self.configuration.deliveryMode == .exactlyOnce {
             self.noteCommitted(latencySamples: self.commitLatencySamples)
@@ -103,65 +104,6 @@ extension GatewayWorker {
         } else {
             try self.settle()
         }
-    }
-
-    /// Puts what the changed partitions' state holds for the commit into the ``backlog``, per
-    /// partition: badge updates (the latest of each (user, app) since the last commit), status
-    /// changes (the latest of each user), summaries, the changelog records of the keys that
-    /// changed and the commit marker that closes them.
-    private func takeChanges(
-        of changed: [(key: Int32, value: Partition)]
-    ) -> (stateRecords: Int, stateBytes: Int, badgeUpdates: Int) {
-        var stateRecords = 0
-        var stateBytes = 0
-        var badgeUpdates = 0
-        // Each state record's timestamp is the commit's time, by the gateway's clock: an entry's
-        // decided-at is written as its distance below it.
-        let writtenAt = self.configuration.clock.nowMilliseconds()
-        for (partition, progress) in changed {
-            let updates = progress.state.pendingBadgeUpdates
-            self.backlog.appendBadges(updates)
-            badgeUpdates += updates.count
-            for update in progress.state.pendingStatusUpdates {
-                self.recordKey.removeAll(keepingCapacity: true)
-                self.recordKey.append(contentsOf: update.userID.utf8)
-                update.writeJSON(into: &self.recordValue)
-                self.backlog.append(.status, partition: nil, key: self.recordKey, value: self.recordValue)
-            }
-            // Summaries of what ended Foci silenced, and those of summary times.
-            let summaries = progress.state.pendingSummaries
-            if !summaries.isEmpty {
-                let prefix = "\(self.configuration.topics.notifications)/\(partition)/"
-                let createdAt = self.configuration.clock.nowMilliseconds()
-                for summary in summaries {
-                    self.recordKey.removeAll(keepingCapacity: true)
-                    self.recordKey.append(contentsOf: summary.userID.utf8)
-                    summary.writeJSON(into: &self.recordValue, sourcePrefix: prefix, createdAtMilliseconds: createdAt)
-                    self.backlog.append(.summaries, partition: nil, key: self.recordKey, value: self.recordValue)
-                }
-                self.metrics.summaries.increment(by: Int64(summaries.count))
-            }
-            let through = progress.next ?? progress.committed
-            let marker = PartitionState.commitMarkerValue(through: through)
-            // Each record says which commit it belongs to: another writer's records (a member
-            // that lost the partition, an aborted transaction the embedded broker shows) can lie
-            // between it and its marker.
-            let asOf = self.backlog.addAsOf(marker)
-            let headerBytes = PartitionState.asOfHeader.utf8.count + marker.count
-            progress.state.writeChanges(asOf: through, writtenAt: writtenAt) { key, value in
-                self.backlog.append(
-                    .state, partition: partition, key: key, value: value, asOf: asOf, timestamp: writtenAt)
-                stateRecords += 1
-                stateBytes += key.count + (value?.count ?? 0) + headerBytes
-            }
-            // Closes the partition's changes: a restore applies them only when the input offsets
-            // of this transaction committed (see StateRestorer).
-            self.backlog.append(
-                .state, partition: partition, key: PartitionState.commitMarkerKey, value: marker, timestamp: writtenAt)
-            stateRecords += 1
-            stateBytes += PartitionState.commitMarkerKey.count + marker.count
-        }
-        return (stateRecords, stateBytes, badgeUpdates)
     }
 
     /// At-least-once, the fewest of the last commit's records a loop turn produces (about two
@@ -312,7 +254,8 @@ extension GatewayWorker {
                 throw KafkaError(code: error.code, message: "abort failed: \(error.message)", isFatal: true)
             }
             self.transactionOpen = false
-            self.backlog.removeAll()  // aborted with the transaction
+            self.backlog.removeAll()  // aborted with the transaction, and its stages
+            self.staged = (0, 0)
         } else if self.canReplaceProducer, let stopped = self.outputs.producer.fatalError {
             // What the stopped producer has not written is lost with it, the backlog too (its
             // commit is one of the unsettled ones).

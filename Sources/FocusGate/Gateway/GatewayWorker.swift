@@ -135,8 +135,12 @@ final class GatewayWorker {
     /// At-least-once: commits put in use whose offsets wait for their records to be acknowledged,
     /// oldest first (``settle()``).
     var unsettled: [UnsettledCommit] = []
-    /// At-least-once: the last commit's records not produced yet, a slice per loop turn.
+    /// The last commit's records not produced yet (at-least-once), or a stage's (exactly-once),
+    /// a slice per loop turn.
     var backlog = CommitBacklog()
+    /// Exactly-once, the changelog records and bytes the stages of the open transaction wrote,
+    /// counted when it commits (``stageChanges()``).
+    var staged = (records: 0, bytes: 0)
     /// At-least-once offset commits the group refused since it last took one (the first of them logs a warning).
     var offsetCommitsRefusedInARow = 0
     /// Partitions whose group offsets (`delivery.commitGroupOffsets`) were committed for a
@@ -236,7 +240,7 @@ final class GatewayWorker {
         self.shouldStop = shouldStop
         self.onReady = onReady
         self.decoder = EventDecoder(maxEventBytes: configuration.maxEventBytes)
-        self.commitSchedule = CommitSchedule(interval: configuration.commitInterval, now: .now)
+        self.commitSchedule = Self.commitSchedule(configuration, now: .now)
         self.replayBackoff = ReplayBackoff(
             initial: configuration.replayBackoff, maximum: configuration.maxReplayBackoff)
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
@@ -268,7 +272,7 @@ final class GatewayWorker {
             self.desk.close()
             self.consumer.close()
         }
-        self.commitSchedule = CommitSchedule(interval: self.configuration.commitInterval, now: .now)
+        self.commitSchedule = Self.commitSchedule(self.configuration, now: .now)
         while !self.shouldStop() {
             self.health.turned()
             let wait = self.recordWait(until: self.commitSchedule.due)
@@ -294,6 +298,7 @@ final class GatewayWorker {
                 try self.applyRetention()
                 self.outputs.producer.poll()
                 if !self.backlog.isEmpty { try self.produceBacklogSlice() }
+                if self.commitSchedule.isStageDue(at: .now) { self.stageChanges() }
                 if !self.unsettled.isEmpty { try self.settle() }
                 if self.desk.hasQuestions { self.desk.answer { self.reply(to: $0) } }
                 if ContinuousClock.now >= self.commitSchedule.due {
