@@ -97,6 +97,32 @@ extension EmbeddedBrokerTests {
             #expect(seen.map(\.appended) == cases.map(\.headers.count))
         }
 
+        @Test(
+            "with reports for failures only, a flush returns once the records are acknowledged, not at librdkafka's next 10 ms poll step"
+        )
+        func flushReturnsWhenAcknowledged() throws {
+            let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
+            let topic = KafkaTestSupport.uniqueTopic()
+            try broker.createTopic(.init(name: topic, partitions: 1))
+            var configuration = KafkaProducerConfiguration(bootstrapServers: broker.bootstrapServers)
+            configuration.reportsFailuresOnly = true
+            let producer = try KafkaProducer(configuration: configuration, logger: KafkaTestSupport.logger) { _ in }
+            try producer.produce(topic: topic, partition: 0, key: Array("warm".utf8), value: [1])
+            try producer.flush(timeout: .seconds(20))
+            // librdkafka's own flush waits for a report in 10 ms polls: with none coming for a
+            // delivered record, every one of these took 10 ms or more. The fastest of many is
+            // what an acknowledgement takes, on however busy a machine.
+            var fastest = Duration.seconds(1)
+            for index in 0..<30 {
+                try producer.produce(topic: topic, partition: 0, key: Array("k\(index)".utf8), value: [1])
+                let started = ContinuousClock.now
+                try producer.flush(timeout: .seconds(20))
+                fastest = min(fastest, .now - started)
+                #expect(producer.outstandingCount == 0)
+            }
+            #expect(fastest < .milliseconds(9), "the fastest flush of 30 took \(fastest)")
+        }
+
         @Test("records without an explicit partition are spread by key, same key same partition")
         func keyPartitioning() throws {
             let broker = try EmbeddedKafkaBroker(logger: KafkaTestSupport.logger)
