@@ -111,7 +111,7 @@ public struct GatewayMetrics: Sendable {
         self.stateRecords = registry.makeCounter(
             descriptor: .focusgate(
                 "state_records", unit: "total",
-                "Records written to the state changelog (one per key changed in a commit, and a commit marker per partition)."
+                "Records written to the state changelog (one per key changed in a commit or, exactly-once, in a stage of it, and a commit marker per partition for each)."
             ))
         self.stateBytes = registry.makeCounter(
             descriptor: .focusgate(
@@ -156,7 +156,7 @@ public struct GatewayMetrics: Sendable {
         self.commitDuration = registry.makeDurationHistogram(
             descriptor: .focusgate(
                 "commit_duration", unit: "seconds",
-                "How long a worker's loop spent in one commit, while its records waited: exactly-once, producing the interval's badge updates, status, summaries, state changes and markers and ending the transaction; at-least-once, taking those records (produced a slice per loop turn over the next quarter interval) and producing what was left of the last commit's."
+                "How long a worker's loop spent in one commit, while its records waited: exactly-once, producing the interval's badge updates, status, summaries and the state changes since its last stage (those before are written into the transaction a quarter interval apart) with their markers, and ending the transaction; at-least-once, taking those records (produced a slice per loop turn over the next quarter interval) and producing what was left of the last commit's."
             ),
             buckets: [
                 .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(20),
