@@ -4,7 +4,9 @@ import FocusGateKafka
 /// At-least-once: the records a commit wrote and has not produced yet — its badge updates,
 /// status, summaries, changelog records and commit markers — produced a slice per loop turn
 /// between batches (``GatewayWorker/produceBacklogSlice()``) instead of all at once while the
-/// records arriving meanwhile wait.
+/// records arriving meanwhile wait. Exactly-once: a stage's changelog records and markers
+/// (``GatewayWorker/stageChanges()``), produced so into the open transaction, whose commit
+/// produces what is left of them first.
 ///
 /// The changelog's records are encoded when the commit takes them (the state moves on after it);
 /// badge updates are kept as values and encoded when produced. Records come out in the order
