@@ -47,11 +47,9 @@ extension KafkaProducer {
     /// Flushes outstanding records and commits the transaction. Blocks: call it from a dedicated thread.
     public func commitTransaction(timeout: Duration) throws(KafkaError) {
         try self.client.throwIfFatal()
-        let deadline = ContinuousClock.now + timeout
-        self.awaitOutstanding(until: deadline)  // librdkafka's flush would wait in 10 ms steps
+        let left = self.awaitOutstanding(timeout: timeout)  // librdkafka's flush would wait in 10 ms steps
         try KafkaError.check(
-            rd_kafka_commit_transaction(self.client.pointer, max(.zero, deadline - .now).timeoutMilliseconds),
-            "commit transaction")
+            rd_kafka_commit_transaction(self.client.pointer, left.timeoutMilliseconds), "commit transaction")
     }
 
     /// Aborts the transaction; its records are purged or marked aborted.

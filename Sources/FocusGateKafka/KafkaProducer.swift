@@ -247,21 +247,22 @@ public final class KafkaProducer {
     ///
     /// - Throws: ``KafkaError`` with code `_TIMED_OUT` when records are still outstanding after `timeout`.
     public func flush(timeout: Duration) throws(KafkaError) {
-        let deadline = ContinuousClock.now + timeout
-        self.awaitOutstanding(until: deadline)
-        try KafkaError.check(
-            rd_kafka_flush(self.client.pointer, max(.zero, deadline - .now).timeoutMilliseconds), "flush")
+        let left = self.awaitOutstanding(timeout: timeout)
+        try KafkaError.check(rd_kafka_flush(self.client.pointer, left.timeoutMilliseconds), "flush")
     }
 
-    /// Serves delivery reports until no record is outstanding, or until `deadline`, in steps of a
-    /// millisecond. librdkafka's flush (and a transaction's commit, which flushes first) polls in
-    /// steps of 10 ms and is woken early only by a report: with reports for failures only
-    /// (`delivery.report.only.error`), the last acknowledgement wakes nothing, and it returned up
-    /// to 10 ms after it. Called first, this leaves it nothing to wait for.
-    func awaitOutstanding(until deadline: ContinuousClock.Instant) {
-        while rd_kafka_outq_len(self.client.pointer) > 0 && ContinuousClock.now < deadline {
-            self.client.poll(timeoutMilliseconds: 1)
+    /// Serves delivery reports until no record is outstanding, or until `timeout`, in steps of a
+    /// millisecond; returns what is left of `timeout`. librdkafka's flush (and a transaction's
+    /// commit, which flushes first) polls in steps of 10 ms and is woken early only by a report:
+    /// with reports for failures only (`delivery.report.only.error`), the last acknowledgement
+    /// wakes nothing, and it returned up to 10 ms after it. Called first, this leaves it nothing
+    /// to wait for.
+    func awaitOutstanding(timeout: Duration) -> Duration {
+        let deadline = ContinuousClock.now + timeout
+        while self.outstandingCount > 0 && ContinuousClock.now < deadline {
+            self.poll(timeout: .milliseconds(1))
         }
+        return max(.zero, deadline - .now)
     }
 
     /// Fails every record still queued or waiting for the broker's answer (`_PURGE_QUEUE`,

@@ -29,9 +29,8 @@ extension GatewayWorker {
     func stageChanges() {
         let now = ContinuousClock.now
         self.commitSchedule.staged(at: now)
-        guard self.configuration.deliveryMode == .exactlyOnce, self.transactionOpen, self.backlog.isEmpty else {
-            return
-        }
+        // Only exactly-once opens transactions; a transaction opens with its first record.
+        guard self.transactionOpen, self.backlog.isEmpty else { return }
         let writtenAt = self.configuration.clock.nowMilliseconds()
         for (partition, progress) in self.partitions.sorted(by: { $0.key < $1.key })
         where progress.state.hasUnwrittenChanges {
