@@ -2,10 +2,11 @@
 ///
 /// One `commit.intervalMs` after the last commit ended, or sooner: the commit covering the first
 /// record taken after a commit starts early by the record's age when taken (by its timestamp) and
-/// by what commits have taken lately (a moving average), together at most a tenth of the interval,
-/// so that it ends about one interval after the record was produced. Exactly-once, that is when the
-/// record's outputs become readable. The bound keeps a loaded worker, whose records are old when
-/// taken and whose commits are long, from committing much more often.
+/// by what commits have taken lately (a moving average), so that it ends about one interval after
+/// the record was produced. Exactly-once, that is when the record's outputs become readable. A
+/// worker that keeps up (the record younger than an interval) starts it at most half an interval
+/// early; a worker behind (a backlog, whose records have missed their interval already) at most a
+/// tenth, so that it does not commit much more often, each commit costing it more time.
 ///
 /// Exactly-once, a worker also writes the state's changes so far into the open transaction a few
 /// times an interval (``GatewayWorker/stageChanges()``): a stage is due a ``stages``-th of the
@@ -45,7 +46,8 @@ struct CommitSchedule {
     mutating func recordsTaken(at instant: ContinuousClock.Instant, age: Duration) {
         guard !self.hasRecords else { return }
         self.hasRecords = true
-        let early = min(max(age, .zero) + self.commitDuration, self.interval / 10)
+        let age = max(age, .zero)  // a producer's clock ahead of this one: a new record
+        let early = min(age + self.commitDuration, age < self.interval ? self.interval / 2 : self.interval / 10)
         self.due = min(self.due, instant + self.interval - early)
     }
 
