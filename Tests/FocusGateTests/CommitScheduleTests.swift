@@ -38,37 +38,57 @@ struct CommitScheduleTests {
     }
 
     @Test(
-        "a worker that keeps up: a record waiting through a long commit brings the next forward by up to half the interval"
+        "a worker that keeps up: a record that waited through a long commit brings the next forward by up to half the interval"
     )
     func keepingUp() {
         var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
-        for cycle in 0..<16 {  // commits of 60 ms each
+        for cycle in 0..<16 {  // commits of 60 ms each, the loop waiting for records 100 ms between them
             let start = 250 * cycle
+            schedule.waited(.milliseconds(100))
             schedule.committed(started: Self.at(start), ended: Self.at(start + 60))
         }
         let duration = schedule.commitDuration
-        #expect(duration > .milliseconds(59) && duration <= .milliseconds(60))
+        #expect(schedule.keepsUp && duration > .milliseconds(59) && duration <= .milliseconds(60))
         // Produced as the last commit began, taken as it ended: the next is due so that it ends
         // about 250 ms after the record was produced, 120 ms early (a tenth would be 25 ms).
         let ended = 250 * 15 + 60
         schedule.recordsTaken(at: Self.at(ended), age: .milliseconds(60))
         #expect(schedule.due == Self.at(ended + 250 - 60) - duration)
         // Older still (but younger than an interval): half the interval at most.
+        schedule.waited(.milliseconds(25))
         schedule.committed(started: Self.at(4_000), ended: Self.at(4_060))
         schedule.recordsTaken(at: Self.at(4_060), age: .milliseconds(200))
         #expect(schedule.due == Self.at(4_060 + 250 - 125))
     }
 
+    @Test(
+        "a saturated worker: young records, but a loop that did not wait for them, bring it forward by a tenth at most")
+    func saturated() {
+        var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
+        for cycle in 0..<16 {
+            let start = 250 * cycle
+            schedule.waited(.milliseconds(24))  // less than a tenth of the interval in all
+            schedule.committed(started: Self.at(start), ended: Self.at(start + 60))
+        }
+        #expect(!schedule.keepsUp)
+        let ended = 250 * 15 + 60
+        schedule.recordsTaken(at: Self.at(ended), age: .milliseconds(60))
+        #expect(schedule.due == Self.at(ended + 250 - 25))
+    }
+
     @Test("a backlog: old records and long commits bring it forward by a tenth of the interval at most")
     func bounded() {
         var schedule = CommitSchedule(interval: .milliseconds(250), now: Self.at(0))
+        schedule.waited(.milliseconds(100))
         schedule.committed(started: Self.at(0), ended: Self.at(400))  // a slow commit
         schedule.recordsTaken(at: Self.at(400), age: .seconds(3600))  // a backlog
         #expect(schedule.due == Self.at(400 + 250 - 25))
+        schedule.waited(.milliseconds(100))
         schedule.committed(started: Self.at(700), ended: Self.at(800))
         schedule.recordsTaken(at: Self.at(800), age: .milliseconds(250))  // an interval old: behind
         #expect(schedule.due == Self.at(800 + 250 - 25))
         // A record from a clock ahead of this one (negative age) counts as new.
+        schedule.waited(.milliseconds(100))
         schedule.committed(started: Self.at(1_100), ended: Self.at(1_101))
         let duration = schedule.commitDuration
         schedule.recordsTaken(at: Self.at(1_101), age: .milliseconds(-5000))

@@ -4,9 +4,11 @@
 /// record taken after a commit starts early by the record's age when taken (by its timestamp) and
 /// by what commits have taken lately (a moving average), so that it ends about one interval after
 /// the record was produced. Exactly-once, that is when the record's outputs become readable. A
-/// worker that keeps up (the record younger than an interval) starts it at most half an interval
-/// early; a worker behind (a backlog, whose records have missed their interval already) at most a
-/// tenth, so that it does not commit much more often, each commit costing it more time.
+/// worker that keeps up (it waited for records a tenth of an interval or more before the last
+/// commit, and the record is younger than an interval) starts it at most half an interval early;
+/// a saturated worker, or one behind (a backlog, whose records have missed their interval
+/// already), at most a tenth, so that it does not commit much more often, each commit costing
+/// time it lacks.
 ///
 /// Exactly-once, a worker also writes the state's changes so far into the open transaction a few
 /// times an interval (``GatewayWorker/stageChanges()``): a stage is due a ``stages``-th of the
@@ -21,6 +23,10 @@ struct CommitSchedule {
     private(set) var stageDue: ContinuousClock.Instant
     /// What commits take, smoothed.
     private(set) var commitDuration: Duration = .zero
+    /// Whether the loop waited for records a tenth of an interval or more before the last commit.
+    private(set) var keepsUp = false
+    /// How long the loop has waited for records since the last commit.
+    private var waitedSinceCommit: Duration = .zero
     private var hasRecords = false
 
     init(interval: Duration, stages: Int = 1, now: ContinuousClock.Instant) {
@@ -47,13 +53,20 @@ struct CommitSchedule {
         guard !self.hasRecords else { return }
         self.hasRecords = true
         let age = max(age, .zero)  // a producer's clock ahead of this one: a new record
-        let early = min(age + self.commitDuration, age < self.interval ? self.interval / 2 : self.interval / 10)
-        self.due = min(self.due, instant + self.interval - early)
+        let bound = self.keepsUp && age < self.interval ? self.interval / 2 : self.interval / 10
+        self.due = min(self.due, instant + self.interval - min(age + self.commitDuration, bound))
+    }
+
+    /// The loop waited `duration` for records (none came, or they came after it).
+    mutating func waited(_ duration: Duration) {
+        self.waitedSinceCommit += duration
     }
 
     /// A commit ran from `started` to `ended`.
     mutating func committed(started: ContinuousClock.Instant, ended: ContinuousClock.Instant) {
         self.commitDuration = (self.commitDuration * 3 + min(ended - started, self.interval)) / 4
+        self.keepsUp = self.waitedSinceCommit >= self.interval / 10
+        self.waitedSinceCommit = .zero
         self.hasRecords = false
         self.due = ended + self.interval
         self.stageDue = ended + self.interval / self.stages

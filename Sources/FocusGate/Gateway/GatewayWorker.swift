@@ -284,13 +284,17 @@ final class GatewayWorker {
             do {
                 try self.retryPendingRewinds()
                 let polled = ContinuousClock.now
+                var taken: ContinuousClock.Instant?
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {
                     (batch) throws(KafkaError) in
                     let started = ContinuousClock.now
-                    self.timing.waiting += started - polled
+                    taken = started
                     try self.process(batch)
                     self.timing.processing += ContinuousClock.now - started
                 }
+                let waited = (taken ?? .now) - polled
+                self.timing.waiting += waited
+                self.commitSchedule.waited(waited)
                 try self.checkFatal()
                 if self.background.hasFinished { try self.installRestored() }
                 try self.applyContextChanges()
