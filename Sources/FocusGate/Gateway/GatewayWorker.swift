@@ -284,17 +284,14 @@ final class GatewayWorker {
             do {
                 try self.retryPendingRewinds()
                 let polled = ContinuousClock.now
-                var taken: ContinuousClock.Instant?
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {
-                    (batch) throws(KafkaError) in
+                    (batch) throws(KafkaError) in  // called once, the batch empty when none came in time
                     let started = ContinuousClock.now
-                    taken = started
+                    self.timing.waiting += started - polled
+                    self.commitSchedule.waited(started - polled)
                     try self.process(batch)
                     self.timing.processing += ContinuousClock.now - started
                 }
-                let waited = (taken ?? .now) - polled
-                self.timing.waiting += waited
-                self.commitSchedule.waited(waited)
                 try self.checkFatal()
                 if self.background.hasFinished { try self.installRestored() }
                 try self.applyContextChanges()
