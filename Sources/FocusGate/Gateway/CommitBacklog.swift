@@ -5,8 +5,8 @@ import FocusGateKafka
 /// status, summaries, changelog records and commit markers — produced a slice per loop turn
 /// between batches (``GatewayWorker/produceBacklogSlice()``) instead of all at once while the
 /// records arriving meanwhile wait. Exactly-once: a stage's changelog records and markers
-/// (``GatewayWorker/stageChanges()``), produced so into the open transaction, whose commit
-/// produces what is left of them first.
+/// (``GatewayWorker/stageChanges()``), produced the same way into the open transaction, whose
+/// commit produces what is left of them first.
 ///
 /// The changelog's records are encoded when the commit takes them (the state moves on after it);
 /// badge updates are kept as values and encoded when produced. Records come out in the order

@@ -287,8 +287,9 @@ final class GatewayWorker {
                 try self.consumer.consumeBatch(maxRecords: self.configuration.maxBatchRecords, timeout: wait) {
                     (batch) throws(KafkaError) in  // called once, the batch empty when none came in time
                     let started = ContinuousClock.now
-                    self.timing.waiting += started - polled
-                    self.commitSchedule.waited(started - polled)
+                    let waited = started - polled
+                    self.timing.waiting += waited
+                    self.commitSchedule.waited(waited)
                     try self.process(batch)
                     self.timing.processing += ContinuousClock.now - started
                 }
