@@ -37,21 +37,23 @@ func event(_ index: Int, sentAtMicros: Int64 = 0) -> (key: [UInt8], value: [UInt
     // Records past the plan (the latency runs) go to users in turn.
     let planned = index < plan.users.count
     let userIndex = planned ? Int(plan.users[index]) : (index &* 7919) % users
-    let user = "u-\(userIndex)"
+    let user = userName(userIndex)
     let app = apps[index % apps.count]
     let json: String
     switch index % 100 {
-    case 42: json = #"{"id":"n-\#(index)","userId":"\#(user)","appId":"#  // truncated: invalid-json
+    case 42:
+        // Truncated: invalid JSON.
+        json = #"{"id":"\#(notificationName("n", index))","userId":"\#(user)","appId":"#
     case 43, 44, 45:
         json =
-            #"{"type":"read","id":"r-\#(index)","userId":"\#(user)","appId":"\#(app)","notificationIds":["n-\#(planned ? plan.latest[index] : -1)","n-\#(planned ? plan.earlier[index] : -1)"]}"#
-    case 46: json = #"{"type":"clear","id":"c-\#(index)","userId":"\#(user)","appId":"\#(app)"}"#
+            #"{"type":"read","id":"\#(notificationName("r", index))","userId":"\#(user)","appId":"\#(app)","notificationIds":["\#(notificationName("n", planned ? Int(plan.latest[index]) : -1))","\#(notificationName("n", planned ? Int(plan.earlier[index]) : -1))"]}"#
+    case 46: json = #"{"type":"clear","id":"\#(notificationName("c", index))","userId":"\#(user)","appId":"\#(app)"}"#
     default:
         let level = index % 17 == 0 ? "time-sensitive" : (index % 101 == 0 ? "critical" : "active")
         json =
             index % 2 == 0
-            ? #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
-            : #"{"id":"n-\#(index)","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
+            ? #"{"id":"\#(notificationName("n", index))","userId":"\#(user)","appId":"\#(app)","aps":{"alert":{"title":"New message","body":"Lunch at noon? Bring the quarterly numbers."},"filter-criteria":"\#(criteria[index % criteria.count])","interruption-level":"\#(level)","relevance-score":0.4},"sentAtUs":\#(sentAtMicros)}"#
+            : #"{"id":"\#(notificationName("n", index))","userId":"\#(user)","appId":"\#(app)","filterCriteria":"\#(criteria[index % criteria.count])","interruptionLevel":"\#(level)","payload":{"thread":"t-\#(index % 50)"},"sentAtUs":\#(sentAtMicros)}"#
     }
     return (Array(user.utf8), Array(json.utf8), partition(ofUser: userIndex))
 }
@@ -70,12 +72,14 @@ func historyChangelog(
             let app = apps[round % apps.count]
             _ = state.admit(
                 NotificationEvent(
-                    id: "h-\(round)", userID: "u-\(user)", appID: app, filterCriteria: criteria[round % criteria.count]),
+                    id: notificationName("h", round), userID: userName(user), appID: app,
+                    filterCriteria: criteria[round % criteria.count]),
                 context: context, nowMilliseconds: now)
             if round % 2 == 1 {
                 _ = state.admit(
                     NotificationEvent(
-                        kind: .read, id: "r", userID: "u-\(user)", appID: app, notificationIDs: ["h-\(round)"]),
+                        kind: .read, id: "r", userID: userName(user), appID: app,
+                        notificationIDs: [notificationName("h", round)]),
                     context: context, nowMilliseconds: now)
             }
         }

@@ -53,6 +53,23 @@ let warmup = users
 /// Earlier notifications per user, in the state changelog each `serve` run starts from. The
 /// embedded broker keeps at most 5 MiB per partition, which bounds this (10: about 3 MB a partition).
 let history = Int(ProcessInfo.processInfo.environment["BENCH_HISTORY"] ?? "") ?? 10
+/// `BENCH_LONG_IDS=1`: user and notification ids shaped as UUIDs (36 bytes), as many producers
+/// send them; by default short ones (`u-1`, `n-1`), which a String holds inline.
+let longIDs = ProcessInfo.processInfo.environment["BENCH_LONG_IDS"] == "1"
+/// User `index`'s id.
+func userName(_ index: Int) -> String { longIDs ? uuid(0x75, index) : "u-\(index)" }
+/// A notification id: `prefix` and `index` (`n-1`), or a UUID made of them.
+func notificationName(_ prefix: Character, _ index: Int) -> String {
+    longIDs ? uuid(prefix.asciiValue ?? 0, index) : "\(prefix)-\(index)"
+}
+/// A UUID-shaped id (version 4's layout) holding `kind` and `index`.
+func uuid(_ kind: UInt8, _ index: Int) -> String {
+    func hex(_ value: UInt64, _ digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+    return "\(hex(UInt64(kind), 8))-0000-4000-8000-\(hex(UInt64(bitPattern: Int64(index)) & 0xffff_ffff_ffff, 12))"
+}
 /// The commit interval of every run, the raw pass-through's included (`BENCH_COMMIT_MS`, 250 by default).
 let commitInterval = Duration.milliseconds(Int(ProcessInfo.processInfo.environment["BENCH_COMMIT_MS"] ?? "") ?? 250)
 let logger: Logger = {
@@ -119,7 +136,7 @@ if CommandLine.arguments.dropFirst().first == "transition" {
 func benchmarkContext(ofUser index: Int) -> FocusContext? {
     guard index % 2 == 0 else { return nil }
     return FocusContext(
-        userID: "u-\(index)", version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
+        userID: userName(index), version: 1, focus: index % 4 == 0 ? "Work" : "Personal",
         allowTimeSensitive: index % 3 != 0, otherApps: index % 5 == 0 ? .silence : .deliver,
         apps: [
             "com.example.chat": .init(

@@ -1,4 +1,4 @@
-import FocusGateCore
+@testable import FocusGateCore
 import Foundation
 import Testing
 
@@ -72,6 +72,34 @@ struct EventDecoderTests {
             #"{"id":"n","userId":"u","appId":"a","filterCriteria":"work-account-identifie\u0072"}"#)
         #expect(escaped == "work-account-identifier" && pool.count == 1)
         #expect(try decode(#"{"id":"n","userId":"u","appId":"a","filterCriteria":7}"#) == nil)
+    }
+
+    @Test(
+        "a notification id of 16 to 40 bytes is held in the event, not made a String; every id reads back, equal and hashed as the same id given as a String"
+    )
+    func heldIdentifiers() throws {
+        var pool = IdentifierPool()
+        let ids: [(id: String, held: Bool)] = [
+            ("n-1", false), (String(repeating: "a", count: 15), false), (String(repeating: "b", count: 16), true),
+            ("6f1c2d4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f", true), (String(repeating: "c", count: 40), true),
+            (String(repeating: "d", count: 41), false), (String(repeating: "\u{E9}", count: 18), true),
+        ]
+        for (id, held) in ids {
+            let json = #"{"id":"\#(id)","userId":"u","appId":"a"}"#
+            let event = try Array(json.utf8).withUnsafeBytes { bytes in
+                try self.decoder.decode(value: bytes, key: nil, identifiers: &pool)
+            }
+            #expect(event.id == id)
+            #expect(event.identifier.isInline == held, "\(id.utf8.count) bytes")
+            let given = NotificationEvent(id: id, userID: "u", appID: "a")
+            #expect(event == given && event.hashValue == given.hashValue)
+            #expect(try self.decode(json) == event)
+        }
+        let escaped = try self.decode(#"{"id":"6f1c2d4e-8a9b-4c3d-9e8f-0a1b2c3d4e5\u0066","userId":"u","appId":"a"}"#)
+        #expect(escaped.id == "6f1c2d4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f" && !escaped.identifier.isInline)
+        var changed = escaped
+        changed.id = "n-2"
+        #expect(changed.id == "n-2" && changed != escaped)
     }
 
     @Test("interruption levels read from the bytes: the four values exactly, escaped as plain, anything else active")

@@ -92,6 +92,28 @@ struct PartitionStateTests {
         #expect(state.entryCount == 8, "the other user's n1, n1 (again) and n2…n7: unread; nothing else is kept")
     }
 
+    @Test(
+        "a notification id as a worker decodes it: a UUID held in the event is the id given as a String (a duplicate either way, read back from the history, read by a read event)"
+    )
+    func decodedLongID() throws {
+        var state = PartitionState()
+        var pool = IdentifierPool()
+        let user = "3f2c8a4e-1d2b-4c5e-8f90-a1b2c3d4e5f6"
+        let id = "6f1c2d4e-8a9b-4c3d-9e8f-0a1b2c3d4e5f"
+        let decoded = try Array(#"{"id":"\#(id)","userId":"\#(user)","appId":"chat","filterCriteria":"work"}"#.utf8)
+            .withUnsafeBytes { try EventDecoder().decode(value: $0, key: nil, identifiers: &pool) }
+        try #require(decoded.identifier.isInline)
+        let first = Self.update(state.admit(decoded, context: Self.work, nowMilliseconds: Self.now))
+        #expect(first?.badge == 1)
+        #expect(state.admit(decoded, context: Self.work, nowMilliseconds: Self.now) == .duplicate)
+        #expect(
+            state.admit(Self.notification(id, user: user), context: Self.work, nowMilliseconds: Self.now) == .duplicate)
+        let page = state.history(userID: user, query: HistoryQuery(limit: 10))
+        #expect(page.items.map(\.notificationID) == [id])
+        let read = Self.update(state.admit(Self.read([id], user: user), context: Self.work, nowMilliseconds: Self.now))
+        #expect(read?.badge == 0 && read?.unread == 0)
+    }
+
     @Test("unread per app is capped: the oldest are dropped and counted")
     func cap() {
         var state = PartitionState(maxUnreadPerApp: 3)

@@ -50,9 +50,10 @@ extension GatewayWorker {
                 }
                 do {
                     let event = try decoder.decode(value: record.value, key: record.key, identifiers: &self.identifiers)
-                    self.decoded.append(.event(event, user: self.users.count))
+                    let position = self.users.count
                     self.users.append(event.userID)
                     self.userHashes.append(IdentifierIndex.hash(event.userID))
+                    self.decoded.append(.event(consume event, user: position))
                 } catch {
                     self.decoded.append(.invalid(error))
                 }

@@ -257,8 +257,12 @@ extension EventDecoder {
                         code: .invalidValue, field: "type", detail: "type must be notification, read or clear")
                 }
             }
-            let id = try Self.identifier(self.id, "id", scanner)
-            let userID = try Self.identifier(self.userID, "userId", scanner)
+            // The id is only hashed and copied by the state: its bytes are held in the event.
+            let id = try Self.identifier(self.id, "id", scanner) { scanner, token in
+                token.hasEscapes
+                    ? EventIdentifier(scanner.string(token)) : scanner.withBytes(token) { EventIdentifier(utf8: $0) }
+            }
+            let userID = try Self.identifier(self.userID, "userId", scanner) { $0.string($1) }
             let appID = try Self.identifier(self.appID, "appId", scanner, make: intern)
             if let key, !scanner.equals(self.userID!, key) {
                 throw EventDecodingError(
@@ -273,7 +277,7 @@ extension EventDecoder {
                 notificationIDs = ids
             }
             let senderID = try self.senderID.map { (token) throws(EventDecodingError) in
-                try Self.identifier(token, "senderId", scanner)
+                try Self.identifier(token, "senderId", scanner) { $0.string($1) }
             }
             let criteria = (self.criteria ?? self.apsCriteria).map { intern(scanner, $0) }
             let level = (self.level ?? self.apsLevel).map { Self.level(scanner, $0) } ?? .active
@@ -284,7 +288,7 @@ extension EventDecoder {
                     ? scanner.string(token) : nil
             }
             return NotificationEvent(
-                kind: kind, id: id, userID: userID, appID: appID, filterCriteria: criteria,
+                kind: kind, identifier: id, userID: userID, appID: appID, filterCriteria: criteria,
                 interruptionLevel: level, relevanceScore: score, notificationIDs: notificationIDs, senderID: senderID,
                 threadID: thread
             )
@@ -296,10 +300,10 @@ extension EventDecoder {
             return scanner.withBytes(token) { InterruptionLevel(parsingUTF8: $0) }
         }
 
-        private static func identifier(
+        private static func identifier<Identifier>(
             _ token: JSONScanner.StringToken?, _ field: String, _ scanner: JSONScanner,
-            make: (JSONScanner, JSONScanner.StringToken) -> String = { $0.string($1) }
-        ) throws(EventDecodingError) -> String {
+            make: (JSONScanner, JSONScanner.StringToken) -> Identifier
+        ) throws(EventDecodingError) -> Identifier {
             guard let token else {
                 throw EventDecodingError(code: .missingField, field: field, detail: "\(field) is required")
             }

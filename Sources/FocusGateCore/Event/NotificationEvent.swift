@@ -4,7 +4,13 @@ public struct NotificationEvent: Sendable, Hashable {
     /// `notification` (default), `read` or `clear`.
     public var kind: Kind
     /// Idempotency key within a user.
-    public var id: String
+    public var id: String {
+        get { self.identifier.string }
+        set { self.identifier = EventIdentifier(newValue) }
+    }
+    /// The id as held: its bytes inside the event when the decoder read an id a String could
+    /// not hold inline, so that the state hashes and keeps it without a String made per record.
+    var identifier: EventIdentifier
     /// The user the event is for; equals the Kafka key when the key is present.
     public var userID: String
     /// The app's bundle id.
@@ -37,8 +43,20 @@ public struct NotificationEvent: Sendable, Hashable {
         senderID: String? = nil,
         threadID: String? = nil
     ) {
+        self.init(
+            kind: kind, identifier: EventIdentifier(id), userID: userID, appID: appID, filterCriteria: filterCriteria,
+            interruptionLevel: interruptionLevel, relevanceScore: relevanceScore, notificationIDs: notificationIDs,
+            senderID: senderID, threadID: threadID)
+    }
+
+    /// An event with its id as the decoder read it.
+    init(
+        kind: Kind, identifier: EventIdentifier, userID: String, appID: String, filterCriteria: String?,
+        interruptionLevel: InterruptionLevel, relevanceScore: Double?, notificationIDs: [String], senderID: String?,
+        threadID: String?
+    ) {
         self.kind = kind
-        self.id = id
+        self.identifier = identifier
         self.userID = userID
         self.appID = appID
         self.filterCriteria = filterCriteria

@@ -237,7 +237,7 @@ public struct PartitionState {
         decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
-        let idHash = Self.idHash(event.id)
+        let idHash = event.identifier.withUTF8 { StableHash.fnv1a($0, basis: Self.idHashBasis) }
         if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
         if let senderHash {
             self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
@@ -257,7 +257,7 @@ public struct PartitionState {
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
         if counts { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
-        let id = self.storeID(event.id)
+        let id = event.identifier.withUTF8 { self.storeID($0) }
         let record = DecisionRecord(
             sourceOffset: sourceOffset, contextVersion: decided.contextVersion, idStart: id.start,
             appOrdinal: self.apps[Int(app)].ordinal, idLength: id.length, focus: decided.focus,
