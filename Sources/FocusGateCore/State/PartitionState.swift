@@ -237,7 +237,7 @@ public struct PartitionState {
         decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
-        let idHash = event.identifier.withUTF8 { StableHash.fnv1a($0, basis: Self.idHashBasis) }
+        let idHash = Self.idHash(event.identifier)
         if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
         if let senderHash {
             self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
@@ -327,6 +327,11 @@ public struct PartitionState {
     /// of one user collide with a probability of about 2⁻⁶⁴ × the ids remembered.
     static func idHash(_ id: String) -> UInt64 {
         StableHash.fnv1a(id, basis: Self.idHashBasis)
+    }
+
+    /// ``idHash(_:)`` of an id as an event holds it, from its bytes.
+    static func idHash(_ id: EventIdentifier) -> UInt64 {
+        id.withUTF8 { StableHash.fnv1a($0, basis: Self.idHashBasis) }
     }
 
     static let idHashBasis: UInt64 = 0xcbf2_9ce4_8422_2325
