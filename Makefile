@@ -23,7 +23,7 @@ release: deps
 ## run: serve with the embedded broker and the SQLite store (a debug build of the focusgate
 ## executable only: the quickest first start; `make release` builds the optimized one)
 run: deps
-	$(SWIFT) build --product focusgate
+	$(SWIFT) build --product focusgate --disable-default-traits
 	FOCUSGATE_KAFKA_EMBEDDED_PORT=$(PORT) FOCUSGATE_KAFKA_EMBEDDED_PARTITIONS=$(PARTITIONS) .build/debug/focusgate serve
 
 ## test: every test (unit and integration against the embedded broker over TCP), then the fuzz

@@ -23,6 +23,16 @@ let package = Package(
         // Preloaded into `focusgate serve` by GatewayBenchmark to count heap allocations per thread.
         .library(name: "MallocCounter", type: .dynamic, targets: ["MallocCounter"]),
     ],
+    traits: [
+        .trait(
+            name: "PostgreSQL",
+            description: """
+                The PostgreSQL context store (store.kind: postgres), through postgres-nio and with it \
+                swift-nio-ssl and swift-crypto (two copies of BoringSSL): most of a clean build's time. \
+                `make run` (embedded broker and SQLite) builds without it.
+                """),
+        .default(enabledTraits: ["PostgreSQL"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
@@ -79,8 +89,8 @@ let package = Package(
                 "FocusGateCore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["PostgreSQL"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["PostgreSQL"])),
             ],
             swiftSettings: strictSwift
         ),

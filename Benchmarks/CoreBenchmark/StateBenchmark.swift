@@ -141,8 +141,12 @@ struct SteadyStateRun {
 
 /// Resident bytes per user and per entry: users with `history` unread notifications each. With
 /// `silenced`, the further notifications are silenced by a Focus and carry a thread, so each
-/// entry also keeps what a summary lists of it (id, input offset, Focus, thread).
-@MainActor func stateMemoryBenchmark(users: Int = 200_000, history: Int = 20, silenced: Bool = false) {
+/// entry also keeps what a summary lists of it (id, input offset, Focus, thread). With `read`,
+/// each further notification is read as it comes: the entry is a remembered id (dedupe, history)
+/// and no longer unread, so the difference from the unread run is what an unread one adds.
+@MainActor func stateMemoryBenchmark(
+    users: Int = 200_000, history: Int = 20, silenced: Bool = false, read: Bool = false
+) {
     var compiler = FocusContextCompiler()
     let sleep = try! compiler.compile(
         FocusContext(userID: "u", version: 1, focus: "Sleep", otherApps: .silence, summaries: .init()))
@@ -157,23 +161,29 @@ struct SteadyStateRun {
     let oneEach = heapInUse()
     for round in 1..<history {
         for user in 0..<users {
+            let id = "6f1c2d3e-0000-4000-8000-\(String(format: "%012d", round * users + user))"
             _ = state.admit(
                 NotificationEvent(
-                    id: "6f1c2d3e-0000-4000-8000-\(String(format: "%012d", round * users + user))",
-                    userID: "user-\(user)", appID: "com.example.chat",
+                    id: id, userID: "user-\(user)", appID: "com.example.chat",
                     filterCriteria: "work", threadID: silenced ? "thread-\(round % 4)" : nil),
                 context: silenced ? sleep : nil, nowMilliseconds: 0, silenced: silenced,
                 sourceOffset: Int64(round * users + user))
+            if read {
+                _ = state.admit(
+                    NotificationEvent(
+                        kind: .read, id: "r", userID: "user-\(user)", appID: "com.example.chat", notificationIDs: [id]),
+                    context: nil, nowMilliseconds: 0)
+            }
         }
         state.commit()
     }
     let after = heapInUse()
     let perUser = Double(oneEach - before) / Double(users)
     let perEntry = Double(after - oneEach) / Double(users * (history - 1))
-    let kind = silenced ? "silenced" : "delivered"
+    let kind = (silenced ? "silenced" : "delivered") + (read ? " and read" : "")
     rows.append(
         (
-            "resident bytes of partition state (\(users) users, then \(history) unread \(kind) each)",
+            "resident bytes of partition state (\(users) users, then \(history) \(read ? "" : "unread ")\(kind) each)",
             String(format: "%.0f B per user with one entry; %.0f B per further \(kind) entry", perUser, perEntry),
             #"{"benchmark":"state-memory","further":"\#(kind)","bytes_per_user":\#(String(format: "%.1f", perUser)),"bytes_per_entry":\#(String(format: "%.1f", perEntry)),"entries":\#(state.entryCount)}"#
         ))

@@ -98,10 +98,12 @@ let modes: [String: @MainActor () -> Void] = [
     "rollback": { rollbackBenchmark() },
     // Timer memory per user and a mass Focus transition.
     "timers": { timerBenchmark() },
-    // Partition state memory per entry, delivered and silenced.
+    // Partition state memory per user and per entry (unread, read, silenced), and per cached context.
     "memory": {
         stateMemoryBenchmark()
+        stateMemoryBenchmark(read: true)
         stateMemoryBenchmark(silenced: true)
+        contextMemoryBenchmark()
     },
     // Restoring partition states from their changelog records (USERS users, 1,000,000 by default).
     "restore": { restoreBenchmark(users: ProcessInfo.processInfo.environment["USERS"].flatMap(Int.init) ?? 1_000_000) },
@@ -294,6 +296,7 @@ outputBenchmark()
 peopleAndLimitsBenchmark()
 restoreBenchmark()
 stateMemoryBenchmark()
+stateMemoryBenchmark(read: true)
 stateMemoryBenchmark(silenced: true)
 
 // MARK: - Memory per cached context
@@ -310,30 +313,36 @@ func heapInUse() -> Int {
     return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-let users = 1_000_000
-let userIDs = (0..<users).map { "user-\($0)-\(String(repeating: "x", count: 8))" }  // 20+ bytes: heap-allocated ids
-let baseline = heapInUse()
-var idsOnly = Set<String>(minimumCapacity: users)
-for id in userIDs { idsOnly.insert(id) }
-let withIDs = heapInUse()
-var cache = [String: CompiledFocusContext](minimumCapacity: users)
-var memoryCompiler = FocusContextCompiler()
-for (index, id) in userIDs.enumerated() {
-    let document = FocusContext(
-        userID: id, version: Int64(index), focus: "Work",
-        apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-identifier'}")]
-    )
-    cache[id] = try! memoryCompiler.compile(document)
+/// Resident bytes per compiled context in a cache of 1,000,000 (one app, a one-item `IN`),
+/// beyond the user id, and what a set of the user ids alone costs per id.
+@MainActor func contextMemoryBenchmark() {
+    let users = 1_000_000
+    let userIDs = (0..<users).map { "user-\($0)-\(String(repeating: "x", count: 8))" }  // 20+ bytes: heap-allocated ids
+    let baseline = heapInUse()
+    var idsOnly = Set<String>(minimumCapacity: users)
+    for id in userIDs { idsOnly.insert(id) }
+    let withIDs = heapInUse()
+    var cache = [String: CompiledFocusContext](minimumCapacity: users)
+    var memoryCompiler = FocusContextCompiler()
+    for (index, id) in userIDs.enumerated() {
+        let document = FocusContext(
+            userID: id, version: Int64(index), focus: "Work",
+            apps: ["com.example.chat": .init(filterPredicate: "SELF IN {'work-account-identifier'}")]
+        )
+        cache[id] = try! memoryCompiler.compile(document)
+    }
+    let withContexts = heapInUse()
+    let idBytes = Double(withIDs - baseline) / Double(users)
+    let perContext = Double(withContexts - withIDs) / Double(users)
+    rows.append(
+        (
+            "resident bytes per cached context beyond the user id (1,000,000 users, one app, one-item IN)",
+            String(format: "%.0f B (a user-id set costs %.0f B per id)", perContext, idBytes),
+            #"{"benchmark":"context-bytes","users":\#(users),"bytes_per_context":\#(String(format: "%.1f", perContext)),"bytes_per_id_in_set":\#(String(format: "%.1f", idBytes)),"cache_entries":\#(cache.count + idsOnly.count - users)}"#
+        ))
 }
-let withContexts = heapInUse()
-let idBytes = Double(withIDs - baseline) / Double(users)
-let perContext = Double(withContexts - withIDs) / Double(users)
-rows.append(
-    (
-        "resident bytes per cached context beyond the user id (1,000,000 users, one app, one-item IN)",
-        String(format: "%.0f B (a user-id set costs %.0f B per id)", perContext, idBytes),
-        #"{"benchmark":"context-bytes","users":\#(users),"bytes_per_context":\#(String(format: "%.1f", perContext)),"bytes_per_id_in_set":\#(String(format: "%.1f", idBytes)),"cache_entries":\#(cache.count + idsOnly.count - users)}"#
-    ))
+
+contextMemoryBenchmark()
 
 // MARK: - Report
 

@@ -94,7 +94,7 @@ public struct KafkaRecord {
 
     /// Whether the record's own bytes show it has no headers, so that librdkafka need not be asked:
     /// librdkafka 2.0.2 allocates a parse buffer (and frees it) to read even a header count of zero,
-    /// 6% of a saturated worker's time (docs/performance.md).
+    /// two allocations for every record without headers.
     ///
     /// A record of the current format (v2) is `… key length, key, value length, value, header
     /// count, headers`, lengths as zigzag varints, and librdkafka's key and value point into it.

@@ -23,16 +23,39 @@ struct AdminAPITests {
                 namespace: "focusgate", metricName: "events_consumed", unitName: "total", helpText: "Records consumed.")
         )
         try await LiveServer.run(fixture.router(token: "secret")) { client in
-            try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
+            try await client.execute(uri: "/healthz", method: .get) { response in
+                #expect(response.status == .ok)
+                let health = json(response.body)
+                #expect(health["version"] as? String == FocusGateRelease.version)
+                #expect(health["librdkafka"] as? String == RDKafkaLibrary.version)
+            }
             try await client.execute(uri: "/metrics", method: .get) { response in
                 #expect(response.status == .ok)
-                #expect(String(buffer: response.body).contains("focusgate_events_consumed_total 0"))
+                let text = String(buffer: response.body)
+                #expect(text.contains("focusgate_events_consumed_total 0"))
+                #expect(
+                    text.contains(
+                        #"focusgate_build_info{version="\#(FocusGateRelease.version)",librdkafka="\#(RDKafkaLibrary.version)"} 1"#
+                    ), "\(text)")
+                #expect(text.contains("focusgate_store_reachable 1"))
             }
         }
         try await LiveServer.run(fixture.router(ready: false)) { client in
             try await client.execute(uri: "/readyz", method: .get) { response in
                 #expect(response.status == .serviceUnavailable)
                 #expect(json(response.body)["ready"] as? Bool == false)
+            }
+        }
+        // A store outage is reported, and the instance stays ready: the state's answers need no store.
+        try await LiveServer.run(fixture.router(storeReachable: false)) { client in
+            try await client.execute(uri: "/readyz", method: .get) { response in
+                #expect(response.status == .ok)
+                let answer = json(response.body)
+                #expect(answer["ready"] as? Bool == true)
+                #expect((answer["dependencies"] as? [String: Bool])?["store"] == false)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                #expect(String(buffer: response.body).contains("focusgate_store_reachable 0"))
             }
         }
         await fixture.shutdown()

@@ -94,7 +94,8 @@ struct AdminFixture {
     }
 
     func router(
-        token: String? = nil, ready: Bool = true, maxBodyBytes: Int = 1 << 20, rateLimits: RateLimitPolicy = .none,
+        token: String? = nil, ready: Bool = true, storeReachable: Bool = true, maxBodyBytes: Int = 1 << 20,
+        rateLimits: RateLimitPolicy = .none,
         users: (any UserStateReading)? = nil, peers: [String] = []
     ) -> Router<BasicRequestContext> {
         var configuration = AdminAPI.Configuration(token: token, rateLimits: rateLimits, peers: peers)
@@ -103,7 +104,7 @@ struct AdminFixture {
             configuration: configuration, store: self.store,
             publisher: KafkaInvalidationPublisher(producer: self.producer, topic: self.topic),
             users: users ?? self.users, registry: self.registry, logger: testLogger,
-            readiness: { Readiness(checks: ["consuming": ready, "store": true]) }
+            readiness: { Readiness(checks: ["consuming": ready], dependencies: ["store": storeReachable]) }
         )
         return api.router()
     }

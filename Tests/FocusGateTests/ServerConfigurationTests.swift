@@ -184,11 +184,31 @@ extension ServerConfigurationTests {
             (error as? ServerConfiguration.Error)?.key == "admin.host"
                 && "\(error)".contains("admin.token") && "\(error)".contains("admin.allowUnauthenticated")
         }
+        let secret = "3f9c0e7a51d24b8e9a6f0c2d7b1e4a95"
         let withToken = try ServerConfiguration.load(
-            yaml: nil, environment: ["FOCUSGATE_ADMIN_HOST": "0.0.0.0", "FOCUSGATE_ADMIN_TOKEN": "t"])
+            yaml: nil, environment: ["FOCUSGATE_ADMIN_HOST": "0.0.0.0", "FOCUSGATE_ADMIN_TOKEN": secret])
         #expect(withToken.adminHost == "0.0.0.0")
+        // On loopback only this machine reaches the API: any token will do there.
+        #expect(throws: Never.self) {
+            try ServerConfiguration.load(yaml: nil, environment: ["FOCUSGATE_ADMIN_TOKEN": "t"])
+        }
         let open = try ServerConfiguration.load(
             yaml: "admin:\n  host: 10.0.0.5\n  allowUnauthenticated: true\n", environment: [:])
         #expect(open.adminAllowUnauthenticated)
+    }
+
+    @Test(
+        "beyond loopback, a placeholder or short admin token stops the start naming admin.token",
+        arguments: [
+            "change-me", "CHANGE-ME-please-0123456789abcdef0123", "replace-me-with-a-real-secret-of-32b", "t",
+            "0123456789abcdef0123456789abcde", String(repeating: "ab", count: 20),
+        ])
+    func weakAdminToken(token: String) throws {
+        #expect {
+            try ServerConfiguration.load(
+                yaml: "admin:\n  host: 0.0.0.0\n", environment: ["FOCUSGATE_ADMIN_TOKEN": token])
+        } throws: { error in
+            (error as? ServerConfiguration.Error)?.key == "admin.token"
+        }
     }
 }

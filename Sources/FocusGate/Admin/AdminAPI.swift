@@ -66,7 +66,8 @@ public struct AdminAPI: Sendable {
         router.get("readyz") { _, _ in
             let readiness = await self.readiness()
             return Self.json(
-                ReadinessAnswer(ready: readiness.isReady, checks: readiness.checks),
+                ReadinessAnswer(
+                    ready: readiness.isReady, checks: readiness.checks, dependencies: readiness.dependencies),
                 status: readiness.isReady ? .ok : .serviceUnavailable)
         }
         let ready = self.registry.makeGauge(
@@ -74,8 +75,22 @@ public struct AdminAPI: Sendable {
                 "ready", unit: "",
                 "1 when the instance is ready (what /readyz answers), 0 otherwise; evaluated at each scrape.")
         )
+        let storeReachable = self.registry.makeGauge(
+            descriptor: .focusgate(
+                "store_reachable", unit: "",
+                "1 when the context store answers a ping (what /readyz reports as its store dependency), 0 otherwise; evaluated at each scrape."
+            )
+        )
+        self.registry.makeGauge(
+            descriptor: .focusgate(
+                "build_info", unit: "",
+                "Always 1: the FocusGate version this instance runs and the librdkafka it loaded."),
+            labels: [("version", FocusGateRelease.version), ("librdkafka", FocusGateRelease.librdkafkaVersion)]
+        ).set(to: 1)
         router.get("metrics") { _, _ in
-            ready.set(to: await self.readiness().isReady ? 1.0 : 0.0)
+            let readiness = await self.readiness()
+            ready.set(to: readiness.isReady ? 1.0 : 0.0)
+            if let store = readiness.dependencies["store"] { storeReachable.set(to: store ? 1.0 : 0.0) }
             var buffer: [UInt8] = []
             self.registry.emit(into: &buffer)
             return Response(

@@ -6,12 +6,15 @@ import FocusGateCore
 /// `GET /healthz`.
 struct Health: Encodable {
     var status = "ok"
+    var version = FocusGateRelease.version
+    var librdkafka = FocusGateRelease.librdkafkaVersion
 }
 
-/// `GET /readyz`: ready, and each named check.
+/// `GET /readyz`: ready, each named check, and the dependencies that do not decide readiness.
 struct ReadinessAnswer: Encodable {
     var ready: Bool
     var checks: [String: Bool]
+    var dependencies: [String: Bool]
 }
 
 /// `PUT /v1/users/{userId}/context`: the stored document and its predicates' warnings.

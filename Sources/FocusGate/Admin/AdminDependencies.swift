@@ -46,11 +46,17 @@ extension LocalAnswer: Equatable where Value: Equatable {}
 
 /// What `/readyz` reports.
 public struct Readiness: Sendable {
-    /// Named checks and whether each passes.
+    /// Named checks and whether each passes: the instance is ready when all do.
     public var checks: [String: Bool]
+    /// What only some answers need, reported beside the checks without deciding readiness:
+    /// `store` (context reads and writes and cache misses need it; badges, history and explain
+    /// with a context given answer from the state in memory, so a store outage must not take the
+    /// instance out of its Services).
+    public var dependencies: [String: Bool]
 
-    public init(checks: [String: Bool]) {
+    public init(checks: [String: Bool], dependencies: [String: Bool] = [:]) {
         self.checks = checks
+        self.dependencies = dependencies
     }
 
     /// Ready when every check passes.

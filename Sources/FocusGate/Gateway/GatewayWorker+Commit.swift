@@ -106,12 +106,12 @@ extension GatewayWorker {
         }
     }
 
-    /// At-least-once, the fewest of the last commit's records a loop turn produces (about two
-    /// milliseconds of the worker's time). A turn produces more when the ``backlog``'s schedule
-    /// says so: spread over the first quarter of the interval after the commit, the records are
+    /// At-least-once, the fewest of the last commit's records a loop turn produces. A turn
+    /// produces more when the ``backlog``'s schedule says so: spread over the first quarter of
+    /// the interval after the commit, the records are
     /// gone well before the next commit, and a record arriving meanwhile waits at most about a
-    /// turn's share of them. Fewer, larger slices than that let the producer batch them better:
-    /// 256 records a turn over half the interval gave a worse p99 (`docs/performance.md`).
+    /// turn's share of them. Fewer, larger slices let the producer batch them better than many
+    /// small ones spread thin, which left records waiting longer.
     static let backlogRecordsPerTurn = 2048
 
     /// Produces the next slice of the ``backlog``; called once per loop turn.
@@ -319,7 +319,7 @@ extension GatewayWorker {
     /// in flight, is purged at once: the replay produces all of it again, and a purged record in
     /// flight that the broker wrote anyway is one of the replay's counted repeats. (Flushing it
     /// first waited up to `operationTimeout` for records queued behind the error, which a stopped
-    /// producer never sends: a 30 s stall per replacement, seen in the refusal audits under load.)
+    /// producer never sends: a stall of that long per replacement.)
     /// The usual cause is a gap (``KafkaProducerConfiguration/isGapless``): the broker refused
     /// records for good, and the producer failed every record after them rather than write them
     /// ahead of the replay.

@@ -9,7 +9,7 @@ import Synchronization
 /// own thread: at once when the user's partition has nothing uncommitted, else after its next
 /// commit (within one commit interval and the commit). Nothing is copied for the directory while
 /// no one asks: keeping a shared copy of every changed user's badges cost each commit about as
-/// much as writing the state changelog (docs/performance.md).
+/// much as writing the state changelog.
 public final class StateDirectory: UserStateReading, Sendable {
     let desks: [Desk]
     private let partitionCount: @Sendable () -> Int

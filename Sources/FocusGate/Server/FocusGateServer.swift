@@ -48,9 +48,13 @@ public struct FocusGateServer: Sendable {
 
         let store: any ContextStore
         if self.configuration.storeKind == "postgres" {
-            let postgres = try PostgresContextStore(url: self.configuration.postgresURL, logger: self.logger)
-            try await postgres.migrate()
-            store = postgres
+            #if PostgreSQL
+                let postgres = try PostgresContextStore(url: self.configuration.postgresURL, logger: self.logger)
+                try await postgres.migrate()
+                store = postgres
+            #else
+                throw ServerConfiguration.Error.noPostgreSQL
+            #endif
         } else {
             store = try await SQLiteContextStore.open(path: self.configuration.sqlitePath, logger: self.logger)
         }
@@ -101,8 +105,7 @@ public struct FocusGateServer: Sendable {
                 let storeReachable = await storeProbe.isReachable()
                 var checks = gateway.readinessChecks
                 checks["invalidations"] = listener.isConsuming
-                checks["store"] = storeReachable
-                return Readiness(checks: checks)
+                return Readiness(checks: checks, dependencies: ["store": storeReachable])
             }
         )
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"

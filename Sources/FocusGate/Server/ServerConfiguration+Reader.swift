@@ -221,10 +221,47 @@ extension ServerConfiguration {
                     trusted clients reach, admin.allowUnauthenticated: true)
                     """)
         }
+        if !configuration.adminHostIsLoopback, !configuration.adminToken.isEmpty,
+            let weakness = Self.weakness(ofAdminToken: configuration.adminToken)
+        {
+            throw Error(
+                key: "admin.token",
+                message: """
+                    \(weakness), and admin.host (\(configuration.adminHost)) is beyond loopback: set a random secret \
+                    of at least \(Self.minimumAdminTokenBytes) bytes (openssl rand -hex 32)
+                    """)
+        }
+        #if !PostgreSQL
+            if configuration.storeKind == "postgres" { throw Error.noPostgreSQL }
+        #endif
         if configuration.storeKind == "postgres" && configuration.postgresURL.isEmpty {
             throw Error(key: "store.postgres.url", message: "is required when store.kind is postgres")
         }
         return configuration
+    }
+
+    /// The shortest admin token accepted beyond loopback: 32 bytes, as `openssl rand -hex 16` gives.
+    static let minimumAdminTokenBytes = 32
+
+    /// Words that mark a token as a template's value rather than a secret someone chose.
+    static let placeholderTokenWords = [
+        "change-me", "changeme", "change_me", "replace-me", "replaceme", "placeholder", "example", "your-token",
+        "secret-here", "token-here",
+    ]
+
+    /// Why `token` is no secret to guard an admin API that other machines reach, or `nil` when it may be one.
+    static func weakness(ofAdminToken token: String) -> String? {
+        let lowered = token.lowercased()
+        if let word = self.placeholderTokenWords.first(where: { lowered.contains($0) }) {
+            return "is a placeholder (it contains \"\(word)\")"
+        }
+        if token.utf8.count < self.minimumAdminTokenBytes {
+            return "is \(token.utf8.count) bytes, shorter than \(self.minimumAdminTokenBytes)"
+        }
+        if Set(token.utf8).count < 8 {
+            return "repeats too few characters (\(Set(token.utf8).count) different ones) to be a random secret"
+        }
+        return nil
     }
 
     /// Flattens a YAML mapping into dotted keys; `kafka.properties` stays one map of librdkafka names.

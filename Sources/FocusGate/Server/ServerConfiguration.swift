@@ -150,6 +150,13 @@ public struct ServerConfiguration: Sendable {
             self.key = key
             self.message = message
         }
+
+        /// `store.kind: postgres` in a binary built without the `PostgreSQL` trait (`make run`'s).
+        static let noPostgreSQL = Error(
+            key: "store.kind",
+            message:
+                "postgres: this binary was built without the PostgreSQL store (make run's quick build); build it with the default traits (make release, or swift build)"
+        )
     }
 
     /// The context cache's settings.

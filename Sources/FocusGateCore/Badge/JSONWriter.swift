@@ -196,8 +196,8 @@ public enum DecimalText {
     /// Appends the decimal digits of `value` (with a leading `-` when negative).
     ///
     /// Written into 20 bytes on the stack (`Int64.min` takes all 20), then copied in one piece:
-    /// writing into a zeroed bound appended to `bytes` and trimming it took about 500
-    /// instructions for a six-digit offset (callgrind), and the worker writes two per record.
+    /// writing into a zeroed bound appended to `bytes` and trimming it cost many times more, and
+    /// the worker writes two per record.
     public static func append(_ value: Int64, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: BoundedWriter.integerBound) { text in
             var writer = BoundedWriter(buffer: text)
