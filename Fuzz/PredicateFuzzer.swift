@@ -8,7 +8,8 @@ func fuzzPredicate(_ bytes: UnsafeBufferPointer<UInt8>) {
         let canonical = predicate.description
         let reparsed = try? FilterPredicate(canonical)
         precondition(reparsed?.description == canonical, "canonical form does not round-trip: \(canonical)")
-        for criteria in ["", "work", "Wörk", "a*b?", "12", "\u{0301}e"] {
+        // Criteria of repeated characters too: the worst case of a backtracking LIKE or substring search.
+        for criteria in ["", "work", "Wörk", "a*b?", "12", "\u{0301}e", String(repeating: "a", count: 2048) + "é"] {
             _ = try? predicate.evaluate(criteria)
         }
     } catch {

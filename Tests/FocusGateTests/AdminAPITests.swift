@@ -61,6 +61,49 @@ struct AdminAPITests {
         await fixture.shutdown()
     }
 
+    @Test(
+        "a version beyond 2^53 - 1 is refused with 400; the largest is stored and published exactly; a context its invalidation could not carry is refused before it is stored"
+    )
+    func versionAndSizeLimits() async throws {
+        let fixture = try await AdminFixture()
+        @Sendable func context(version: String, blob: Int = 0) -> String {
+            #"{"userId":"u-7","version":\#(version),"focus":"Work","apps":{"chat":{"parameters":{"blob":"\#(String(repeating: "x", count: blob))"}}}}"#
+        }
+        try await LiveServer.run(fixture.router()) { client in
+            // 2^53 + 1: a double would hold 2^53, and every instance would refuse the invalidation.
+            try await client.execute(
+                uri: "/v1/users/u-7/context", method: .put,
+                body: ByteBuffer(string: context(version: "9007199254740993"))
+            ) { response in
+                #expect(response.status == .badRequest)
+                #expect(json(response.body)["error"] as? String == "invalid-value")
+                #expect(json(response.body)["field"] as? String == "version")
+            }
+            // About 999,900 bytes: under the 1 MiB body limit, over what focus.invalidations takes.
+            try await client.execute(
+                uri: "/v1/users/u-7/context", method: .put,
+                body: ByteBuffer(string: context(version: "1", blob: 999_800))
+            ) { response in
+                #expect(response.status == .badRequest)
+                #expect(json(response.body)["error"] as? String == "too-large")
+            }
+            try await client.execute(uri: "/v1/users/u-7/context", method: .get) { response in
+                #expect(response.status == .notFound, "refused before the store write")
+            }
+            try await client.execute(
+                uri: "/v1/users/u-7/context", method: .put,
+                body: ByteBuffer(string: context(version: "9007199254740991"))
+            ) { #expect($0.status == .ok) }
+        }
+        let published = try fixture.invalidations()
+        try #require(published.count == 1)
+        let inline = try ContextInvalidation.parse(
+            key: Array("u-7".utf8), value: published[0].value.map { Array($0.utf8) })
+        guard case .inline(let stored) = inline else { Issue.record("expected an inline invalidation"); return }
+        #expect(stored.version == 9_007_199_254_740_991, "the version arrives exactly")
+        await fixture.shutdown()
+    }
+
     @Test("PUT validates, stores and publishes an inline invalidation; GET returns it; DELETE publishes a tombstone")
     func contextLifecycle() async throws {
         let fixture = try await AdminFixture()
@@ -163,6 +206,17 @@ struct AdminAPITests {
             try await client.execute(
                 uri: "/v1/users/u/context", method: .get, headers: [.authorization: "Bearer s3cret"]
             ) { #expect($0.status == .notFound) }
+            // The scheme is case-insensitive (RFC 9110); the token is not, nor is another scheme a bearer.
+            for accepted in ["bearer s3cret", "BEARER s3cret"] {
+                try await client.execute(
+                    uri: "/v1/users/u/context", method: .get, headers: [.authorization: accepted]
+                ) { #expect($0.status == .notFound, "\(accepted)") }
+            }
+            for refused in ["bearer S3CRET", "Bearers3cret", "Basic s3cret", "bearer "] {
+                try await client.execute(
+                    uri: "/v1/users/u/context", method: .get, headers: [.authorization: refused]
+                ) { #expect($0.status == .unauthorized, "\(refused)") }
+            }
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(
                 uri: "/v1/users/u/context", method: .put, headers: [.authorization: "Bearer s3cret"],

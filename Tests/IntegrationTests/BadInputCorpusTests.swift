@@ -19,13 +19,18 @@ enum BadInputCorpus {
         }
     }
 
-    /// A corpus file's bytes; `-` is an absent value, `gen:oversize` a JSON body just over 1 MiB.
+    /// A corpus file's bytes; `-` is an absent value, `gen:oversize` a JSON body just over 1 MiB,
+    /// `gen:near-limit` a valid context of about 999,900 bytes (under the body limit, over what
+    /// an invalidation record carries).
     static func bytes(_ folder: String, _ name: String) throws -> [UInt8]? {
         switch name {
         case "-": return nil
         case "gen:oversize":
             return Array(#"{"userId":"u-ctx","version":9,"padding":""#.utf8) + [UInt8](repeating: 0x70, count: 1 << 20)
                 + Array(#""}"#.utf8)
+        case "gen:near-limit":
+            return Array(#"{"userId":"u-ctx","version":9,"apps":{"chat":{"parameters":{"padding":""#.utf8)
+                + [UInt8](repeating: 0x70, count: 999_800) + Array(#""}}}}"#.utf8)
         default: return try Array(Data(contentsOf: self.directory.appendingPathComponent(folder + "/" + name)))
         }
     }

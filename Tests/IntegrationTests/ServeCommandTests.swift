@@ -8,6 +8,10 @@ import Foundation
 #endif
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension EmbeddedBrokerTests {
     /// `focusgate serve` as `make run` starts it: embedded broker, SQLite, admin API.
     @Suite("focusgate serve")
@@ -112,6 +116,55 @@ extension EmbeddedBrokerTests {
             try await Wait.until("serve stops", timeout: .seconds(60)) { !serve.isRunning }
             #expect(await serve.exitStatus() == 2)
             #expect(serve.standardError.contains(message), "\(serve.standardError.suffix(1500))")
+        }
+
+        @Test("a connection to the admin port that sends nothing is closed after admin.idleTimeoutSeconds, not before")
+        func idleConnectionClosed() async throws {
+            let broker = try EmbeddedKafkaBroker(
+                topics: TopicNames().specifications(partitions: 2), logger: KafkaTestSupport.logger)
+            defer { broker.shutdown() }
+            let database = ScratchDirectory.process.file("idle", extension: "sqlite")
+            defer {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            }
+            let serve = try await ServeProcess(
+                executable: ServeProcess.siblingExecutable, bootstrapServers: broker.bootstrapServers,
+                databasePath: database, environment: ["FOCUSGATE_ADMIN_IDLETIMEOUTSECONDS": "2"])
+            try await Wait.until("/healthz answering", timeout: .seconds(30)) {
+                (try? await self.get("http://127.0.0.1:\(serve.adminPort)/healthz").0) == 200 || !serve.isRunning
+            }
+            #expect(serve.isRunning, "\(serve.standardError.suffix(1500))")
+            let socket = try #require(Self.connect(port: serve.adminPort))
+            defer { close(socket) }
+            let opened = ContinuousClock.now
+            try await Wait.until("the server closing the idle connection", timeout: .seconds(20)) {
+                var byte: UInt8 = 0
+                let read = recv(socket, &byte, 1, Int32(MSG_DONTWAIT))
+                return read == 0 || (read < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+            }
+            let kept = ContinuousClock.now - opened
+            #expect(kept >= .milliseconds(1500) && kept < .seconds(10), "closed after \(kept)")
+            #expect(await serve.stop(SIGTERM) == 0)
+        }
+
+        /// A TCP connection to 127.0.0.1:`port`, or `nil`.
+        private static func connect(port: UInt16) -> Int32? {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard socket >= 0 else { return nil }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard connected == 0 else {
+                close(socket)
+                return nil
+            }
+            return socket
         }
 
         @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")

@@ -19,6 +19,15 @@ public struct AdminAPI: Sendable {
         /// The group's instances (`admin.peers`, `host:port` each), asked about a user (badges,
         /// recent decisions) that no worker here holds. Default: none.
         public var peers: [String] = []
+        /// The largest record `focus.invalidations` takes, key and value: a context whose inline
+        /// invalidation would be larger is refused before it is stored (it could never be
+        /// published). Default: librdkafka's `message.max.bytes` (1,000,000) less what a record's
+        /// framing may take beside its key and value.
+        public var maxInvalidationBytes: Int = Self.invalidationBytes(messageMaxBytes: 1_000_000)
+
+        /// What a record of `messageMaxBytes` (the producer's `message.max.bytes`) leaves for an
+        /// invalidation's key and value.
+        public static func invalidationBytes(messageMaxBytes: Int) -> Int { messageMaxBytes - 1024 }
 
         public init(token: String? = nil, rateLimits: RateLimitPolicy = .none, peers: [String] = []) {
             self.token = token
@@ -172,6 +181,14 @@ public struct AdminAPI: Sendable {
         guard document.userID == userID else {
             throw AdminError(.badRequest, "user-mismatch", "the body's userId differs from the path")
         }
+        let invalidation = ContextInvalidation.inlineValue(for: document)
+        let recordBytes = invalidation.count + userID.utf8.count
+        guard recordBytes <= self.configuration.maxInvalidationBytes else {
+            throw AdminError(
+                .badRequest, "too-large",
+                "the context's invalidation would be \(recordBytes) bytes; focus.invalidations takes at most \(self.configuration.maxInvalidationBytes)"
+            )
+        }
         switch try await self.storeCall({ try await self.store.put(document) }) {
         case .stored:
             break
@@ -186,7 +203,7 @@ public struct AdminAPI: Sendable {
             }
         }
         do {
-            try await self.publisher.publish(userID: userID, value: ContextInvalidation.inlineValue(for: document))
+            try await self.publisher.publish(userID: userID, value: invalidation)
         } catch {
             self.logger.error(
                 "invalidation not published", metadata: ["focusgate.user": "\(userID)", "error": "\(error)"])

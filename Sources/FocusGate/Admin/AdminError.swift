@@ -67,20 +67,23 @@ struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Requires `Authorization: Bearer <token>` (compared in constant time).
+/// Requires `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110 has it; the
+/// token compared in constant time).
 struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
     let token: [UInt8]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        let header = request.headers[.authorization] ?? ""
-        let prefix = "Bearer "
-        guard header.hasPrefix(prefix) else {
+        let header = Array((request.headers[.authorization] ?? "").utf8)
+        let scheme = Array("bearer ".utf8)
+        guard header.count > scheme.count,
+            zip(header, scheme).allSatisfy({ given, expected in given | 0x20 == expected })
+        else {
             throw AdminError(
                 .unauthorized, "unauthorized", "this endpoint requires Authorization: Bearer <admin.token>")
         }
-        let given = Array(header.utf8.dropFirst(prefix.utf8.count))
+        let given = Array(header.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") })
         var difference = given.count ^ self.token.count
         for index in 0..<max(given.count, self.token.count) {
             difference |= Int(

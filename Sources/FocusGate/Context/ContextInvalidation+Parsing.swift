@@ -24,7 +24,11 @@ extension ContextInvalidation {
         struct Envelope: Decodable {
             var userId: String
             var version: Int64
-            var context: JSONValue?
+        }
+        // The inline context is decoded from the record's own bytes, never through a generic
+        // JSON value: its version (an integer up to 2^53 - 1) must arrive exactly as written.
+        struct Inline: Decodable {
+            var context: FocusContext?
         }
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(value)) else {
             throw ParseError(reason: "not {\"userId\": string, \"version\": integer, \"context\"?: object}")
@@ -32,11 +36,18 @@ extension ContextInvalidation {
         let userID = envelope.userId
         let version = envelope.version
         guard !userID.isEmpty else { throw ParseError(reason: "userId is required") }
-        if let keyText, keyText != userID { throw ParseError(reason: "the key differs from userId") }
-        guard let context = envelope.context, context != .null else {
-            return .reload(userID: userID, version: version)
+        guard (0...FocusContext.maximumVersion).contains(version) else {
+            throw ParseError(reason: "version must be an integer from 0 to 2^53 - 1")
         }
-        guard let data = try? JSONEncoder().encode(context), let decoded = try? FocusContext.decode(from: data) else {
+        if let keyText, keyText != userID { throw ParseError(reason: "the key differs from userId") }
+        let decoded: FocusContext
+        do {
+            guard let inline = try FocusContext.jsonDecoder.decode(Inline.self, from: Data(value)).context else {
+                return .reload(userID: userID, version: version)
+            }
+            try inline.validate()
+            decoded = inline
+        } catch {
             throw ParseError(reason: "the inline context does not validate")
         }
         guard decoded.userID == userID, decoded.version == version else {

@@ -1,6 +1,7 @@
 import FocusGateCore
 import FocusGateKafka
 import FocusGateStore
+import NIOCore
 import Foundation
 import Hummingbird
 public import Logging
@@ -91,11 +92,16 @@ public struct FocusGateServer: Sendable {
         defer { producer.shutdown() }
 
         let storeProbe = StoreProbe(store: store)
+        var apiConfiguration = AdminAPI.Configuration(
+            token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
+            rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits),
+            peers: self.configuration.adminPeers)
+        if let messageMaxBytes = self.configuration.kafkaProperties["message.max.bytes"].flatMap(Int.init) {
+            apiConfiguration.maxInvalidationBytes = AdminAPI.Configuration.invalidationBytes(
+                messageMaxBytes: messageMaxBytes)
+        }
         let api = AdminAPI(
-            configuration: .init(
-                token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
-                rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits),
-                peers: self.configuration.adminPeers),
+            configuration: apiConfiguration,
             store: store,
             publisher: KafkaInvalidationPublisher(producer: producer, topic: self.configuration.topics.invalidations),
             users: gateway.directory,
@@ -111,6 +117,8 @@ public struct FocusGateServer: Sendable {
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"
         let application = Application(
             router: api.router(),
+            server: .http1(
+                configuration: .init(idleTimeout: .seconds(Int64(self.configuration.adminIdleTimeoutSeconds)))),
             configuration: .init(
                 address: .hostname(self.configuration.adminHost, port: self.configuration.adminPort),
                 serverName: "focusgate"),

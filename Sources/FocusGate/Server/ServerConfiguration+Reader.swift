@@ -73,6 +73,7 @@ extension ServerConfiguration {
             .integer("admin.port", \.adminPort, 1...65535),
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
             .boolean("admin.allowUnauthenticated", \.adminAllowUnauthenticated),
+            .integer("admin.idleTimeoutSeconds", \.adminIdleTimeoutSeconds, 1...3600),
             Setting(
                 key: "admin.peers",
                 apply: { (text, configuration) throws(Error) in

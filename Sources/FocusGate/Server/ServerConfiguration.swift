@@ -65,6 +65,9 @@ public struct ServerConfiguration: Sendable {
     /// `admin.allowUnauthenticated`: lets the admin API listen beyond loopback without a token.
     /// Default: `false`.
     public var adminAllowUnauthenticated = false
+    /// `admin.idleTimeoutSeconds`: how long the admin listener keeps a connection that sends
+    /// nothing, so that idle or abandoned clients cannot hold its sockets. Default: `60`.
+    public var adminIdleTimeoutSeconds = 60
     /// `admin.peers`: every instance of the group as `host:port` (a name may resolve to several,
     /// as a Kubernetes headless Service does), asked for the badges of users this instance does
     /// not hold. Default: none (one instance, or each answers only for what it holds).

@@ -52,11 +52,22 @@ extension FocusContext {
         try! Self.jsonEncoder.encode(self)
     }
 
+    /// The largest context version: 2^53 - 1. Versions go out in badge and status records and in
+    /// the admin API's answers as JSON numbers, which readers that hold numbers as doubles
+    /// (JavaScript, many JSON libraries) read exactly only up to here.
+    public static let maximumVersion: Int64 = (1 << 53) - 1
+
     /// Checks the rules of docs/contract.md, Focus contexts, that types do not: ids, version, and that every predicate compiles.
     public func validate() throws(FocusContextError) {
         try Self.checkIdentifier(self.userID, field: "userId")
         guard self.version >= 0 else {
             throw FocusContextError(code: "invalid-value", field: "version", message: "version must not be negative")
+        }
+        guard self.version <= Self.maximumVersion else {
+            throw FocusContextError(
+                code: "invalid-value", field: "version",
+                message:
+                    "version must be at most \(Self.maximumVersion) (2^53 - 1), what every JSON reader holds exactly")
         }
         if let focus = self.focus, focus.isEmpty {
             throw FocusContextError(code: "invalid-value", field: "focus", message: "focus is a non-empty name or null")
@@ -159,7 +170,9 @@ extension FocusContext {
         }
     }
 
-    private static let jsonDecoder: JSONDecoder = {
+    /// The decoder of context documents: dates as RFC 3339 (``Timestamp/parseRFC3339(_:)``),
+    /// integers exactly.
+    public static let jsonDecoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

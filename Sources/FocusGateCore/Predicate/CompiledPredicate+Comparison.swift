@@ -8,11 +8,12 @@ extension CompiledPredicate {
         case array([Operand])
     }
 
-    func evaluate(_ comparison: Comparison, _ criteria: UnsafeRawBufferPointer) -> Outcome {
+    func evaluate(_ comparison: Comparison, _ criteria: UnsafeRawBufferPointer, budget: inout Int) -> Outcome {
         Self.withValue(comparison.left, criteria) { left in
             Self.withValue(comparison.right, criteria) { right in
                 Self.apply(
-                    comparison.comparisonOperator, left, right, criteria: criteria, membership: comparison.membership)
+                    comparison.comparisonOperator, left, right, criteria: criteria, membership: comparison.membership,
+                    budget: &budget)
             }
         }
     }
@@ -33,7 +34,8 @@ extension CompiledPredicate {
         _ left: Value,
         _ right: Value,
         criteria: UnsafeRawBufferPointer,
-        membership: ByteStringSet?
+        membership: ByteStringSet?,
+        budget: inout Int
     ) -> Outcome {
         switch comparisonOperator {
         case .equal:
@@ -53,7 +55,11 @@ extension CompiledPredicate {
             switch comparisonOperator {
             case .beginsWith: return Outcome(PredicateBytes.hasPrefix(text, pattern))
             case .endsWith: return Outcome(PredicateBytes.hasSuffix(text, pattern))
-            default: return Outcome(PredicateBytes.like(text, pattern))
+            default:
+                guard let matched = PredicateBytes.like(text, pattern, budget: &budget) else {
+                    return .error(Self.budgetExceeded)
+                }
+                return Outcome(matched)
             }
         case .contains:
             switch (left, right) {

@@ -98,16 +98,30 @@ final class CompiledPredicate: Sendable {
 
     // MARK: - Evaluating
 
+    /// The steps one evaluation may take in `LIKE` patterns with `?` (each a byte compared): about
+    /// a millisecond of a core. An evaluation that would take more is an error (the notification is
+    /// delivered, reason `predicate-error`): a pattern and criteria chosen to be slow cannot hold a
+    /// worker. Every other comparison is linear in the criteria and needs no budget.
+    static let evaluationBudget = 1 << 21
+
+    /// The error of an evaluation that ran out of ``evaluationBudget``.
+    static let budgetExceeded = "too-costly"
+
     /// Evaluates with `criteria` as raw UTF-8.
     func evaluate(criteria: UnsafeRawBufferPointer) -> Outcome {
+        var budget = Self.evaluationBudget
+        return self.evaluate(criteria: criteria, budget: &budget)
+    }
+
+    private func evaluate(criteria: UnsafeRawBufferPointer, budget: inout Int) -> Outcome {
         if self.usedViews == 0 {
-            return self.evaluate(self.root, CriteriaViews())
+            return self.evaluate(self.root, CriteriaViews(), &budget)
         }
         if PredicateText.isASCII(criteria) {
             // ASCII: exact and [d] read the bytes as they are; [c] and [cd] read a lower-cased copy on the stack.
             let needsLowercase = self.usedViews & (1 << 1 | 1 << 3) != 0
             guard needsLowercase else {
-                return self.evaluate(self.root, CriteriaViews(exact: criteria, lowered: criteria))
+                return self.evaluate(self.root, CriteriaViews(exact: criteria, lowered: criteria), &budget)
             }
             return withUnsafeTemporaryAllocation(byteCount: max(criteria.count, 1), alignment: 1) { buffer in
                 for index in 0..<criteria.count {
@@ -115,7 +129,7 @@ final class CompiledPredicate: Sendable {
                     buffer[index] = byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
                 }
                 let lowered = UnsafeRawBufferPointer(rebasing: buffer[0..<criteria.count])
-                return self.evaluate(self.root, CriteriaViews(exact: criteria, lowered: lowered))
+                return self.evaluate(self.root, CriteriaViews(exact: criteria, lowered: lowered), &budget)
             }
         }
         // Non-ASCII: prepare each form the predicate reads (this path allocates).
@@ -128,7 +142,7 @@ final class CompiledPredicate: Sendable {
             prepared[1].withUnsafeBytes { v1 in
                 prepared[2].withUnsafeBytes { v2 in
                     prepared[3].withUnsafeBytes { v3 in
-                        self.evaluate(self.root, CriteriaViews(views: (v0, v1, v2, v3)))
+                        self.evaluate(self.root, CriteriaViews(views: (v0, v1, v2, v3)), &budget)
                     }
                 }
             }
@@ -162,24 +176,24 @@ final class CompiledPredicate: Sendable {
         }
     }
 
-    private func evaluate(_ node: Node, _ criteria: CriteriaViews) -> Outcome {
+    private func evaluate(_ node: Node, _ criteria: CriteriaViews, _ budget: inout Int) -> Outcome {
         switch node {
         case .constant(let value):
             return Outcome(value)
         case .not(let inner):
-            switch self.evaluate(inner, criteria) {
+            switch self.evaluate(inner, criteria, &budget) {
             case .true: return .false
             case .false: return .true
             case .error(let code): return .error(code)
             }
         case .and(let left, let right):
-            let first = self.evaluate(left, criteria)
-            return first == .true ? self.evaluate(right, criteria) : first
+            let first = self.evaluate(left, criteria, &budget)
+            return first == .true ? self.evaluate(right, criteria, &budget) : first
         case .or(let left, let right):
-            let first = self.evaluate(left, criteria)
-            return first == .false ? self.evaluate(right, criteria) : first
+            let first = self.evaluate(left, criteria, &budget)
+            return first == .false ? self.evaluate(right, criteria, &budget) : first
         case .comparison(let comparison):
-            return self.evaluate(comparison, criteria[comparison.view])
+            return self.evaluate(comparison, criteria[comparison.view], budget: &budget)
         }
     }
 }

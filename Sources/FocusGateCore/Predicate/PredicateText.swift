@@ -78,52 +78,138 @@ enum PredicateBytes {
                 || memcmp(a.baseAddress! + (a.count - suffix.count), suffix.baseAddress!, suffix.count) == 0)
     }
 
+    /// Whether `needle` occurs in `a`: glibc's `memmem`, linear in both (the two-way algorithm), so
+    /// that no needle, however repetitive, costs the criteria's length times its own.
     static func contains(_ a: UnsafeRawBufferPointer, _ needle: UnsafeRawBufferPointer) -> Bool {
-        if needle.count == 0 { return true }
-        if needle.count > a.count { return false }
-        let first = needle[0]
-        var start = 0
-        let last = a.count - needle.count
-        while start <= last {
-            guard let found = memchr(a.baseAddress! + start, Int32(first), last - start + 1) else { return false }
-            let offset = a.baseAddress!.distance(to: UnsafeRawPointer(found))
-            if memcmp(a.baseAddress! + offset, needle.baseAddress!, needle.count) == 0 { return true }
-            start = offset + 1
-        }
-        return false
+        self.firstIndex(of: needle, in: a, from: 0, to: a.count) != nil
+    }
+
+    /// Where `needle` first occurs in `text[from..<to]`, or `nil`.
+    static func firstIndex(
+        of needle: UnsafeRawBufferPointer, in text: UnsafeRawBufferPointer, from: Int, to: Int
+    ) -> Int? {
+        if needle.count == 0 { return from }
+        guard to - from >= needle.count, let base = text.baseAddress else { return nil }
+        guard let found = searchBytes(base + from, to - from, needle.baseAddress!, needle.count) else { return nil }
+        return base.distance(to: UnsafeRawPointer(found))
     }
 
     /// Whole-string wildcard match: `*` any run (also empty), `?` exactly one character (scalar).
-    static func like(_ text: UnsafeRawBufferPointer, _ pattern: UnsafeRawBufferPointer) -> Bool {
-        var t = 0
-        var p = 0
-        var starPattern = -1
-        var starText = 0
-        while t < text.count {
-            if p < pattern.count && pattern[p] == UInt8(ascii: "?") {
+    /// `nil` when deciding would take more than `budget` steps (the steps taken are subtracted).
+    ///
+    /// The pattern is pieces between stars: the first must match at the start of `text`, the last
+    /// at its end, and each one between at its leftmost place after the piece before, which leaves
+    /// the most room for the rest (a piece covers a fixed number of characters). A piece without
+    /// `?` is found by ``firstIndex(of:in:from:to:)``, linear in the text; one with `?` is tried at
+    /// each character, which is what the budget bounds.
+    static func like(_ text: UnsafeRawBufferPointer, _ pattern: UnsafeRawBufferPointer, budget: inout Int) -> Bool? {
+        let star = UInt8(ascii: "*")
+        guard let firstStar = pattern.firstIndex(of: star) else {
+            guard let end = self.match(pattern, 0..<pattern.count, in: text, at: 0, limit: text.count, budget: &budget)
+            else { return budget < 0 ? nil : false }
+            return end == text.count
+        }
+        let lastStar = pattern.lastIndex(of: star)!
+        guard let prefixEnd = self.match(pattern, 0..<firstStar, in: text, at: 0, limit: text.count, budget: &budget),
+            let suffixStart = self.matchBackward(pattern, (lastStar + 1)..<pattern.count, in: text, budget: &budget),
+            prefixEnd <= suffixStart
+        else { return budget < 0 ? nil : false }
+        var position = prefixEnd
+        var pieceStart = firstStar + 1
+        while pieceStart < lastStar {
+            var pieceEnd = pieceStart
+            while pieceEnd < lastStar && pattern[pieceEnd] != star { pieceEnd += 1 }
+            if pieceEnd > pieceStart {
+                guard
+                    let end = self.find(
+                        pattern, pieceStart..<pieceEnd, in: text, from: position, limit: suffixStart, budget: &budget)
+                else { return budget < 0 ? nil : false }
+                position = end
+            }
+            pieceStart = pieceEnd + 1
+        }
+        return true
+    }
+
+    /// Where the leftmost match of `pattern[piece]` in `text[from..<limit]` ends, or `nil`.
+    private static func find(
+        _ pattern: UnsafeRawBufferPointer, _ piece: Range<Int>, in text: UnsafeRawBufferPointer, from: Int,
+        limit: Int, budget: inout Int
+    ) -> Int? {
+        let literal = UnsafeRawBufferPointer(rebasing: pattern[piece])
+        if !literal.contains(UInt8(ascii: "?")) {
+            budget -= limit - from + piece.count
+            guard budget >= 0 else { return nil }
+            return self.firstIndex(of: literal, in: text, from: from, to: limit).map { $0 + piece.count }
+        }
+        var start = from
+        while start < limit {
+            if let end = self.match(pattern, piece, in: text, at: start, limit: limit, budget: &budget) { return end }
+            guard budget >= 0 else { return nil }
+            start += self.scalarLength(text[start])
+        }
+        return nil
+    }
+
+    /// Where `pattern[piece]` (no `*`) matched from `start` ends, or `nil`.
+    private static func match(
+        _ pattern: UnsafeRawBufferPointer, _ piece: Range<Int>, in text: UnsafeRawBufferPointer, at start: Int,
+        limit: Int, budget: inout Int
+    ) -> Int? {
+        var t = start
+        for p in piece {
+            budget -= 1
+            guard budget >= 0, t < limit else { return nil }
+            if pattern[p] == UInt8(ascii: "?") {
                 t += self.scalarLength(text[t])
-                p += 1
-            } else if p < pattern.count && pattern[p] == UInt8(ascii: "*") {
-                starPattern = p
-                starText = t
-                p += 1
-            } else if p < pattern.count && pattern[p] == text[t] {
+                if t > limit { return nil }
+            } else if pattern[p] == text[t] {
                 t += 1
-                p += 1
-            } else if starPattern >= 0 {
-                // Let the last star swallow one more character and retry.
-                starText += self.scalarLength(text[starText])
-                t = starText
-                p = starPattern + 1
             } else {
-                return false
+                return nil
             }
         }
-        while p < pattern.count && pattern[p] == UInt8(ascii: "*") { p += 1 }
-        return p == pattern.count && t == text.count
+        return t
+    }
+
+    /// Where `pattern[piece]` (no `*`) must start to end at the end of `text`, or `nil`.
+    private static func matchBackward(
+        _ pattern: UnsafeRawBufferPointer, _ piece: Range<Int>, in text: UnsafeRawBufferPointer, budget: inout Int
+    ) -> Int? {
+        var t = text.count
+        for p in piece.reversed() {
+            budget -= 1
+            guard budget >= 0, t > 0 else { return nil }
+            if pattern[p] == UInt8(ascii: "?") {
+                // One character back: past its continuation bytes to its lead byte.
+                t -= 1
+                while t > 0 && text[t] & 0xC0 == 0x80 { t -= 1 }
+            } else if pattern[p] == text[t - 1] {
+                t -= 1
+            } else {
+                return nil
+            }
+        }
+        return t
     }
 
     static func scalarLength(_ lead: UInt8) -> Int {
         lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+
+    /// glibc's `memmem` (the two-way algorithm: linear in the text and the needle), which the Glibc
+    /// module does not declare (it needs `_GNU_SOURCE`): found once by its name in the C library.
+    private nonisolated(unsafe) let searchBytes = unsafeBitCast(
+        dlsym(nil, "memmem"),
+        to: (@convention(c) (UnsafeRawPointer?, Int, UnsafeRawPointer?, Int) -> UnsafeMutableRawPointer?).self)
+#else
+    private func searchBytes(_ text: UnsafeRawPointer, _ count: Int, _ needle: UnsafeRawPointer, _ needleCount: Int)
+        -> UnsafeMutableRawPointer?
+    {
+        memmem(text, count, needle, needleCount)
+    }
+#endif
