@@ -68,6 +68,22 @@ public struct KafkaRecord {
         }
     }
 
+    /// The bytes the record's headers take, names and values: 0, without asking librdkafka, for a
+    /// record whose bytes show it has none (``isKnownHeaderless``).
+    public var headerBytes: Int {
+        guard let list = self.headerList else { return 0 }
+        var total = 0
+        var index = 0
+        var name: UnsafePointer<CChar>?
+        var value: UnsafeRawPointer?
+        var size = 0
+        while rd_kafka_header_get_all(list, index, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR {
+            total += (name.map { strlen($0) } ?? 0) + (value == nil ? 0 : size)
+            index += 1
+        }
+        return total
+    }
+
     /// All headers, copied, in record order.
     public var headers: [KafkaHeader] {
         guard let list = self.headerList else { return [] }

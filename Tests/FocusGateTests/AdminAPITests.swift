@@ -104,6 +104,24 @@ struct AdminAPITests {
         await fixture.shutdown()
     }
 
+    @Test("path parameters are percent-decoded: an id with a space, '/', '?' or non-ASCII characters can be managed")
+    func percentDecodedPath() async throws {
+        let fixture = try await AdminFixture()
+        let body = #"{"userId":"café /?","version":1,"focus":"Work"}"#
+        try await LiveServer.run(fixture.router()) { client in
+            let path = "/v1/users/caf%C3%A9%20%2F%3F/context"
+            try await client.execute(uri: path, method: .put, body: ByteBuffer(string: body)) { response in
+                #expect(response.status == .ok, "\(String(buffer: response.body))")
+            }
+            try await client.execute(uri: path, method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(json(response.body)["userId"] as? String == "café /?")
+            }
+        }
+        #expect(try await fixture.store.context(for: "café /?")?.version == 1)
+        await fixture.shutdown()
+    }
+
     @Test("PUT validates, stores and publishes an inline invalidation; GET returns it; DELETE publishes a tombstone")
     func contextLifecycle() async throws {
         let fixture = try await AdminFixture()

@@ -211,4 +211,18 @@ extension ServerConfigurationTests {
             (error as? ServerConfiguration.Error)?.key == "admin.token"
         }
     }
+
+    @Test("limits.maxEventBytes with FocusGate's own headers must fit the producer's message.max.bytes")
+    func eventLimitFitsProducer() throws {
+        #expect {
+            try ServerConfiguration.load(yaml: "limits:\n  maxEventBytes: 1000000\n", environment: [:])
+        } throws: { ($0 as? ServerConfiguration.Error)?.key == "limits.maxEventBytes" }
+        let raised = try ServerConfiguration.load(
+            yaml: "limits:\n  maxEventBytes: 1000000\nkafka:\n  properties:\n    message.max.bytes: \"2000000\"\n",
+            environment: [:])
+        #expect(raised.maxEventBytes == 1_000_000)
+        #expect(throws: Never.self) {
+            try ServerConfiguration.load(yaml: "limits:\n  maxEventBytes: 995904\n", environment: [:])
+        }
+    }
 }

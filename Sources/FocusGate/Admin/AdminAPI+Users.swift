@@ -79,7 +79,7 @@ extension AdminAPI {
 
     /// The user's badges from whichever instance holds the user; `[]` when none does.
     func getBadges(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         let local = try await self.reader().badges(userID: userID)
         switch try await self.owner(
             of: userID, local: local, instancePath: Self.instancePath(userID, "badges"), as: InstanceBadges.self)
@@ -92,7 +92,7 @@ extension AdminAPI {
 
     /// This instance's own answer about a user's badges, for its peers' ``getBadges(_:)``.
     func getInstanceBadges(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         switch try await self.reader().badges(userID: userID) {
         case .held(let badges):
             return Self.json(
@@ -110,7 +110,7 @@ extension AdminAPI {
 
     /// The user's remembered notifications, newest first, from whichever instance holds the user.
     func getHistory(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         let query = try Self.historyQuery(request)
         let local = try await self.reader().history(userID: userID, query: query)
         let path = Self.instancePath(userID, "notifications") + Self.queryString(request)
@@ -128,8 +128,8 @@ extension AdminAPI {
 
     /// One of the user's notifications as the state remembers it; `404` when it does not.
     func getNotification(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
-        let id = try context.parameters.require("notificationId")
+        let userID = try Self.pathParameter("userId", context)
+        let id = try Self.pathParameter("notificationId", context)
         let local = try await self.reader().notification(userID: userID, id: id)
         let path = Self.instancePath(userID, "notifications/\(Self.pathSegment(id))")
         switch try await self.owner(of: userID, local: local, instancePath: path, as: InstanceNotification.self) {
@@ -147,7 +147,7 @@ extension AdminAPI {
 
     /// This instance's own page of a user's history, for its peers' ``getHistory(_:_:)``.
     func getInstanceHistory(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         let query = try Self.historyQuery(request)
         switch try await self.reader().history(userID: userID, query: query) {
         case .held(let page):
@@ -166,8 +166,8 @@ extension AdminAPI {
 
     /// This instance's own answer about one notification, for its peers' ``getNotification(_:)``.
     func getInstanceNotification(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
-        let id = try context.parameters.require("notificationId")
+        let userID = try Self.pathParameter("userId", context)
+        let id = try Self.pathParameter("notificationId", context)
         switch try await self.reader().notification(userID: userID, id: id) {
         case .held(let lookup):
             var record: NotificationRecord?

@@ -142,7 +142,7 @@ public struct AdminAPI: Sendable {
     // MARK: - Contexts
 
     private func getContext(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         guard let stored = try await self.storeCall({ try await self.store.context(for: userID) }) else {
             throw AdminError(.notFound, "not-found", "the user has no Focus context")
         }
@@ -152,7 +152,7 @@ public struct AdminAPI: Sendable {
     /// Whether the user is focused now, and until when, as the stored context says (what
     /// `focus.status` publishes when it changes).
     private func getStatus(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         let stored = try await self.storeCall({ try await self.store.context(for: userID) })
         var status = FocusStatus(focused: false, until: nil, contextVersion: nil)
         if let stored {
@@ -170,7 +170,7 @@ public struct AdminAPI: Sendable {
     }
 
     private func putContext(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         let body = try await self.body(request)
         let document: FocusContext
         do {
@@ -222,7 +222,7 @@ public struct AdminAPI: Sendable {
     }
 
     private func deleteContext(_ context: BasicRequestContext) async throws -> Response {
-        let userID = try context.parameters.require("userId")
+        let userID = try Self.pathParameter("userId", context)
         guard try await self.storeCall({ try await self.store.delete(userID: userID) }) != nil else {
             throw AdminError(.notFound, "not-found", "the user has no Focus context")
         }
@@ -237,6 +237,46 @@ public struct AdminAPI: Sendable {
     }
 
     // MARK: - Explain
+
+    /// The path parameter `name`, percent-decoded: a user or notification id with `/`, a space,
+    /// `?` or non-ASCII characters arrives encoded (as ``pathSegment(_:)`` encodes it for peers).
+    static func pathParameter(_ name: String, _ context: BasicRequestContext) throws -> String {
+        guard let decoded = Self.percentDecoded(try context.parameters.require(name)) else {
+            throw AdminError(.badRequest, "invalid-value", "\(name) is not valid percent-encoded UTF-8", field: name)
+        }
+        return decoded
+    }
+
+    /// `raw` with each `%XX` replaced by its byte; `nil` for a `%` without two hex digits after it,
+    /// or bytes that are not UTF-8.
+    static func percentDecoded(_ raw: String) -> String? {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let text = Array(raw.utf8)
+        guard text.contains(UInt8(ascii: "%")) else { return raw }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count)
+        var index = 0
+        while index < text.count {
+            guard text[index] == UInt8(ascii: "%") else {
+                bytes.append(text[index])
+                index += 1
+                continue
+            }
+            guard index + 2 < text.count, let high = hex(text[index + 1]), let low = hex(text[index + 2]) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+            index += 3
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
 
     /// `text` as one path segment: everything but unreserved characters percent-encoded.
     static func pathSegment(_ text: String) -> String {

@@ -26,8 +26,13 @@ public struct GatewayConfiguration: Sendable {
     public var maxReplayBackoff: Duration = .seconds(10)
     /// `workers`: consume-decide-produce threads, each a group member. Default: `1`.
     public var workers = 1
-    /// `limits.maxEventBytes`: larger input goes to the DLQ as `too-large`. Default: `65536`.
+    /// `limits.maxEventBytes`: larger input (key, value and headers) goes to the DLQ as
+    /// `too-large`. Default: `65536`.
     public var maxEventBytes = 65_536
+    /// The largest input record (key, value and headers) copied whole to the DLQ: the producer's
+    /// `message.max.bytes` less FocusGate's own headers. A larger one goes bounded (its first
+    /// bytes, without its headers), since its copy would not fit a record. Default: `995904`.
+    public var maxCopyBytes = 1_000_000 - 4096
     /// `badges.maxUnreadPerApp`. Default: `1000`.
     public var maxUnreadPerApp = 1000
     /// `dedupe.windowPerUser`: notification ids remembered per user to drop duplicates. Default: `1000`.

@@ -65,11 +65,20 @@ extension GatewayWorker {
                 continue
             case .invalid(let error):
                 processed += 1
+                // A record whose copy would not fit a record goes to the DLQ bounded (a produce
+                // the producer refuses would stop the partition for good).
+                let bounded =
+                    error.code == .tooLarge
+                    && (record.key?.count ?? 0) + (record.value?.count ?? 0) + record.headerBytes
+                        > self.configuration.maxCopyBytes
                 Self.writeErrorHeaders(
-                    error, record: record, sourcePrefix: progress.sourcePrefix, names: names, into: &headers)
+                    error, record: record, sourcePrefix: progress.sourcePrefix, names: names, withInput: !bounded,
+                    into: &headers)
                 try producer.produce(
-                    topic: self.outputs.deadLetters, key: record.key, value: record.value, headers: headers,
-                    deliveryID: deliveryID)
+                    topic: self.outputs.deadLetters,
+                    key: bounded ? Self.boundedPrefix(record.key, Self.boundedKeyBytes) : record.key,
+                    value: bounded ? Self.boundedPrefix(record.value, Self.boundedValueBytes) : record.value,
+                    headers: headers, deliveryID: deliveryID)
                 produced += 1
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
@@ -151,17 +160,33 @@ extension GatewayWorker {
         headers.append(names.decidedAt, value: decidedAt)
     }
 
-    /// The headers of a record sent to the DLQ into `headers`: the input record's own, then the
-    /// error's code and detail and the source.
+    /// The headers of a record sent to the DLQ into `headers`: the input record's own (unless
+    /// the record goes bounded), then the error's code and detail and the source.
     private static func writeErrorHeaders(
         _ error: EventDecodingError, record: KafkaRecord, sourcePrefix: [UInt8], names: OutputHeaders,
-        into headers: inout KafkaHeaderBuffer
+        withInput: Bool, into headers: inout KafkaHeaderBuffer
     ) {
         headers.removeAll()
-        record.appendHeaders(to: &headers)
+        if withInput { record.appendHeaders(to: &headers) }
         headers.append(name: "focusgate-error", value: error.code.rawValue)
-        headers.append(name: "focusgate-error-detail", value: error.description)
+        let detail = error.description.utf8
+        headers.append(
+            name: "focusgate-error-detail",
+            value: detail.count <= Self.detailBytes
+                ? error.description : String(decoding: detail.prefix(Self.detailBytes), as: UTF8.self))
         Self.appendSourceHeader(record, prefix: sourcePrefix, names: names, to: &headers)
+    }
+
+    /// What a bounded DLQ record keeps of a too-large input's key and value: their first bytes.
+    static let boundedKeyBytes = 256
+    static let boundedValueBytes = 1024
+    /// The longest `focusgate-error-detail`.
+    static let detailBytes = 1024
+
+    /// The first `count` bytes of `bytes`.
+    private static func boundedPrefix(_ bytes: UnsafeRawBufferPointer?, _ count: Int) -> UnsafeRawBufferPointer? {
+        guard let bytes, bytes.count > count else { return bytes }
+        return UnsafeRawBufferPointer(rebasing: bytes[0..<count])
     }
 
     /// `focusgate-source`: `topic/partition/offset`, from the partition's `topic/partition/`.

@@ -48,6 +48,20 @@ extension GatewayWorker {
                     self.decoded.append(.skipped)
                     continue
                 }
+                // The whole record counts, key and headers too: its copy to an output or the DLQ
+                // carries them, and must fit the producer's message.max.bytes with FocusGate's
+                // own headers (ServerConfiguration checks the limits against it).
+                let bytes = (record.key?.count ?? 0) + (record.value?.count ?? 0) + record.headerBytes
+                guard bytes <= decoder.maxEventBytes else {
+                    self.decoded.append(
+                        .invalid(
+                            EventDecodingError(
+                                code: .tooLarge,
+                                detail:
+                                    "\(bytes) bytes with key and headers (value \(record.value?.count ?? 0)), limit \(decoder.maxEventBytes)"
+                            )))
+                    continue
+                }
                 do {
                     let event = try decoder.decode(value: record.value, key: record.key, identifiers: &self.identifiers)
                     let position = self.users.count

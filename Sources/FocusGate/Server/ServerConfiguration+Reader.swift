@@ -232,6 +232,18 @@ extension ServerConfiguration {
                     of at least \(Self.minimumAdminTokenBytes) bytes (openssl rand -hex 32)
                     """)
         }
+        // Every input record up to limits.maxEventBytes (key, value and headers) is copied to an
+        // output or the DLQ with FocusGate's own headers, which must fit the producer's limit.
+        let messageMaxBytes = configuration.producerMessageMaxBytes
+        if configuration.maxEventBytes + Self.ownHeaderBytes > messageMaxBytes {
+            throw Error(
+                key: "limits.maxEventBytes",
+                message: """
+                    \(configuration.maxEventBytes) and FocusGate's own headers (up to \(Self.ownHeaderBytes) bytes) \
+                    exceed the producer's message.max.bytes (\(messageMaxBytes)): lower it, or raise \
+                    kafka.properties message.max.bytes and the output topics' max.message.bytes
+                    """)
+        }
         #if !PostgreSQL
             if configuration.storeKind == "postgres" { throw Error.noPostgreSQL }
         #endif
@@ -240,6 +252,11 @@ extension ServerConfiguration {
         }
         return configuration
     }
+
+    /// What FocusGate's own headers may add to a copied input record: the decision's (a Focus
+    /// name and ids of at most 256 bytes each, the source, the instant) or the DLQ's (a code, a
+    /// detail of at most 1 KiB, the source), with librdkafka's framing of each.
+    static let ownHeaderBytes = 4096
 
     /// The shortest admin token accepted beyond loopback: 32 bytes, as `openssl rand -hex 16` gives.
     static let minimumAdminTokenBytes = 32

@@ -65,6 +65,9 @@ public struct ServerConfiguration: Sendable {
     /// `admin.allowUnauthenticated`: lets the admin API listen beyond loopback without a token.
     /// Default: `false`.
     public var adminAllowUnauthenticated = false
+    /// The producers' `message.max.bytes`: `kafka.properties`'s, else librdkafka's default.
+    var producerMessageMaxBytes: Int { self.kafkaProperties["message.max.bytes"].flatMap(Int.init) ?? 1_000_000 }
+
     /// `admin.idleTimeoutSeconds`: how long the admin listener keeps a connection that sends
     /// nothing, so that idle or abandoned clients cannot hold its sockets. Default: `60`.
     public var adminIdleTimeoutSeconds = 60
@@ -188,6 +191,7 @@ public struct ServerConfiguration: Sendable {
         gateway.readinessKafkaTimeout = .seconds(self.readinessKafkaTimeoutSeconds)
         gateway.readinessLoopTimeout = .seconds(self.readinessLoopTimeoutSeconds)
         gateway.maxEventBytes = self.maxEventBytes
+        gateway.maxCopyBytes = self.producerMessageMaxBytes - Self.ownHeaderBytes
         gateway.maxUnreadPerApp = self.maxUnreadPerApp
         gateway.dedupeWindowPerUser = self.dedupeWindowPerUser
         gateway.summaryItemsPerApp = self.summaryItemsPerApp

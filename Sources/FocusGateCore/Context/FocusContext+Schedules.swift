@@ -148,6 +148,11 @@ extension FocusContext {
             guard !name.isEmpty else {
                 throw FocusContextError(code: "invalid-value", field: "foci", message: "a Focus name must not be empty")
             }
+            guard name.utf8.count <= Self.maxIdentifierBytes else {
+                throw FocusContextError(
+                    code: "invalid-value", field: "foci",
+                    message: "a Focus name is longer than \(Self.maxIdentifierBytes) bytes")
+            }
             do {
                 try Self.checkConfiguration(configuration)
             } catch {

@@ -72,6 +72,12 @@ extension FocusContext {
         if let focus = self.focus, focus.isEmpty {
             throw FocusContextError(code: "invalid-value", field: "focus", message: "focus is a non-empty name or null")
         }
+        // The name goes out in every output's focusgate-focus header: bounded, so that an
+        // output's own headers are.
+        if let focus = self.focus, focus.utf8.count > Self.maxIdentifierBytes {
+            throw FocusContextError(
+                code: "invalid-value", field: "focus", message: "focus is longer than \(Self.maxIdentifierBytes) bytes")
+        }
         try Self.checkConfiguration(
             FocusConfiguration(
                 allowTimeSensitive: self.allowTimeSensitive, hideBadges: self.hideBadges, otherApps: self.otherApps,

@@ -1,0 +1,64 @@
+import FocusGate
+import FocusGateCore
+import FocusGateHarness
+import FocusGateKafka
+import Foundation
+import Testing
+
+extension EmbeddedBrokerTests {
+    /// Records near the broker's 1 MB limit: their copy (with FocusGate's headers) would not fit a
+    /// record, so they go to the DLQ bounded, and the partition moves on.
+    @Suite("Oversized records")
+    struct OversizedRecordTests {
+        @Test(
+            "a 999,950-byte value and a 200-byte event with 999,600 bytes of headers go to the DLQ bounded; the next record of the partition is decided at once",
+            arguments: [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce])
+        func boundedDeadLetters(mode: GatewayConfiguration.DeliveryMode) async throws {
+            let bench = try await GatewayBench()
+            let instance = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
+            try await instance.waitUntil(
+                { instance.gateway.isConsuming }, timeout: .seconds(60), what: "the gateway consuming")
+            let user = Array("u-big".utf8)
+            let event = Array(Events.notification("n-headers", user: "u-big", criteria: "work").value.utf8)
+            let headers = (0..<4).map { KafkaHeader(name: "h\($0)", value: [UInt8](repeating: 0x68, count: 249_900)) }
+            let outcomes = try KafkaTestSupport.produce(
+                bench.cluster, topic: bench.topics.notifications,
+                headed: [
+                    (user, [UInt8](repeating: 0x78, count: 999_950), []),
+                    (user, event, headers),
+                ])
+            #expect(outcomes.count == 2 && outcomes.allSatisfy { $0.error == nil }, "the broker took both")
+            let sent = ContinuousClock.now
+            try bench.send([Events.notification("n-after", user: "u-big", criteria: "work")])
+            var decidedAfter: Duration?
+            try await Wait.until("the next record decided", timeout: .seconds(30)) {
+                let outputs =
+                    try bench.readAll(bench.topics.delivered, readUncommitted: true)
+                    + bench.readAll(bench.topics.silenced, readUncommitted: true)
+                guard outputs.contains(where: { $0.valueString?.contains(#""n-after""#) == true }) else { return false }
+                decidedAfter = ContinuousClock.now - sent
+                return true
+            }
+            // Read back through the topics: the decision came well before it was seen here.
+            #expect(try #require(decidedAfter) < .seconds(10), "\(decidedAfter!)")
+            let dead = try bench.readAll(bench.topics.deadLetters, readUncommitted: true)
+            #expect(dead.count == 2, "\(dead.map { $0.header("focusgate-error-detail") ?? "" })")
+            for record in dead {
+                #expect(record.header("focusgate-error") == "too-large")
+                #expect((record.value?.count ?? 0) <= 1024, "the first bytes only")
+                #expect(record.keyString == "u-big")
+                #expect(
+                    record.headers.map(\.name) == ["focusgate-error", "focusgate-error-detail", "focusgate-source"])
+                #expect(record.header("focusgate-source")?.hasPrefix(bench.topics.notifications + "/") == true)
+            }
+            #expect(
+                dead.compactMap { $0.header("focusgate-error-detail") }.contains { $0.contains("with key and headers") }
+            )
+            #expect(instance.metric("focusgate_dlq_total", labels: #"error="too-large""#) == 2)
+            #expect(
+                instance.metric("focusgate_transactions_total", labels: #"result="aborted""#) == 0, "nothing aborted")
+            try await instance.stop()
+            await bench.shutdown()
+        }
+    }
+}
