@@ -108,10 +108,10 @@ extension GatewayWorker {
 
     /// At-least-once, the fewest of the last commit's records a loop turn produces. A turn
     /// produces more when the ``backlog``'s schedule says so: spread over the first quarter of
-    /// the interval after the commit, the records are
-    /// gone well before the next commit, and a record arriving meanwhile waits at most about a
-    /// turn's share of them. Fewer, larger slices let the producer batch them better than many
-    /// small ones spread thin, which left records waiting longer.
+    /// the interval after the commit, the records are gone well before the next commit, and a
+    /// record arriving meanwhile waits at most about a turn's share of them. Fewer, larger slices
+    /// let the producer batch them better than many small ones spread thin, which left records
+    /// waiting longer.
     static let backlogRecordsPerTurn = 2048
 
     /// Produces the next slice of the ``backlog``; called once per loop turn.
