@@ -14,8 +14,8 @@ extension EmbeddedBrokerTests {
         func stagedBeforeTheCommit() async throws {
             let bench = try await GatewayBench(partitions: 1)
             var configuration = bench.configuration(mode: .exactlyOnce)
-            // Stages a second apart, the commit after four.
-            configuration.commitInterval = .seconds(4)
+            // Stages a second and a half apart, the commit after six.
+            configuration.commitInterval = .seconds(6)
             let instance = try await InProcessGateway(bench, configuration: configuration)
             try await instance.waitUntil { instance.gateway.assignedPartitions == 1 }
             @Sendable func markers() throws -> Int {
@@ -24,14 +24,19 @@ extension EmbeddedBrokerTests {
                 }
             }
             try bench.send([Events.notification("n-1", user: "u-1")])
-            _ = try await bench.settled(records: 1, timeout: .seconds(20))
+            // The commit that covers it, seen as it ends (not by reading its outputs: the embedded
+            // broker shows a transaction's records before it commits, and a slow read could let
+            // the next interval's stages pass before the second record arrives).
+            try await instance.waitUntil(
+                { instance.metric("focusgate_transactions_total", labels: #"result="committed""#) >= 1 },
+                timeout: .seconds(20), what: "the first record's commit")
             let committed = instance.metric("focusgate_transactions_total", labels: #"result="committed""#)
             let before = try markers()
-            // The next interval began when that commit ended: its first stage is a second in, its
-            // commit nearly four. The embedded broker shows a transaction's records before it commits.
+            // The next interval began when that commit ended: its stages come 1.5, 3 and 4.5 s in,
+            // its commit at six (a worker commits only an interval it took records in).
             try bench.send([Events.notification("n-2", user: "u-2")])
             try await instance.waitUntil(
-                { ((try? markers()) ?? 0) > before }, timeout: .seconds(3),
+                { ((try? markers()) ?? 0) > before }, timeout: .seconds(5),
                 what: "the second record's changes and a marker written in its interval's first seconds")
             #expect(
                 instance.metric("focusgate_transactions_total", labels: #"result="committed""#) == committed,
