@@ -142,7 +142,9 @@ for round in 0..<300 {
     let sent = ContinuousClock.now
     _ = try await URLSession.shared.data(for: request)
     while true {
-        if case .available(let context)? = cache.resolve([userID])[userID], context?.version == version { break }
+        if case .available(let context)? = cache.resolve([userID])[UserID(userID)], context?.version == version {
+            break
+        }
         try await Task.sleep(for: .microseconds(200))
     }
     latencies.append((ContinuousClock.now - sent) / .milliseconds(1))

@@ -6,9 +6,10 @@ public import FocusGateCore
 /// and a deleted context leaves its version behind, so a late or replayed write never wins.
 public protocol ContextStore: Sendable {
     /// Loads the contexts of these users with one query; users without a context are absent.
+    /// Keyed by ``UserID``: ids are compared as their bytes, as the stores' `user_id` columns are.
     ///
     /// - Throws: ``ContextStoreError`` when the store cannot answer.
-    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext]
+    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [UserID: FocusContext]
 
     /// Stores `context` if its version is newer than the stored (or deleted) one.
     ///
@@ -30,7 +31,7 @@ public protocol ContextStore: Sendable {
 extension ContextStore {
     /// Loads one user's context.
     public func context(for userID: String) async throws(ContextStoreError) -> FocusContext? {
-        try await self.contexts(for: [userID])[userID]
+        try await self.contexts(for: [userID])[UserID(userID)]
     }
 }
 

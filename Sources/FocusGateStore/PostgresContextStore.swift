@@ -66,9 +66,9 @@
 
         // MARK: - ContextStore
 
-        public func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext] {
-            var result: [String: FocusContext] = [:]
-            for chunk in Set(userIDs).chunked(ContextStoreSchema.batchLimit) {
+        public func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [UserID: FocusContext] {
+            var result: [UserID: FocusContext] = [:]
+            for chunk in Set(userIDs.map { UserID($0) }).map(\.string).chunked(ContextStoreSchema.batchLimit) {
                 var documents: [(String, String)] = []
                 do {
                     documents = try await self.pool.withConnection { connection in
@@ -86,7 +86,7 @@
                     throw ContextStoreError.unavailable(error, "load contexts")
                 }
                 for (userID, document) in documents {
-                    result[userID] = try ContextStoreSchema.decode(document, userID: userID)
+                    result[UserID(userID)] = try ContextStoreSchema.decode(document, userID: userID)
                 }
             }
             return result

@@ -63,9 +63,9 @@ public final class SQLiteContextStore: ContextStore {
 
     // MARK: - ContextStore
 
-    public func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext] {
-        var result: [String: FocusContext] = [:]
-        for chunk in Set(userIDs).chunked(ContextStoreSchema.batchLimit) {
+    public func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [UserID: FocusContext] {
+        var result: [UserID: FocusContext] = [:]
+        for chunk in Set(userIDs.map { UserID($0) }).map(\.string).chunked(ContextStoreSchema.batchLimit) {
             let placeholders = Array(repeating: "?", count: chunk.count).joined(separator: ",")
             let rows: [SQLiteRow]
             do {
@@ -80,7 +80,7 @@ public final class SQLiteContextStore: ContextStore {
                 guard let userID = row.column("user_id")?.string, let document = row.column("document")?.string else {
                     continue
                 }
-                result[userID] = try ContextStoreSchema.decode(document, userID: userID)
+                result[UserID(userID)] = try ContextStoreSchema.decode(document, userID: userID)
             }
         }
         return result

@@ -104,6 +104,29 @@ struct ContextStoreTests {
         }
     }
 
+    @Test(
+        "look-alike user ids (NFC and NFD, a Kelvin sign for K) are rows of their own, loaded apart in one call",
+        arguments: StoreKind.allCases)
+    func lookAlikeIDs(kind: StoreKind) async throws {
+        try await withStore(kind) { store in
+            let pairs = [("caf\u{E9}", "cafe\u{301}"), ("Kata0", "\u{212A}ata0")]
+            for (real, _) in pairs { _ = try await store.put(context(real, version: 5)) }
+            let loaded = try await store.contexts(for: pairs.flatMap { [$0.1, $0.0] })
+            #expect(loaded.count == 2)
+            for (real, lookAlike) in pairs {
+                #expect(loaded[UserID(real)]?.version == 5)
+                #expect(loaded[UserID(lookAlike)] == nil, "\(Array(lookAlike.utf8))")
+                #expect(try await store.context(for: lookAlike) == nil)
+                // The look-alike's own write is a row of its own, and leaves the real user's alone.
+                _ = try await store.put(context(lookAlike, version: 1))
+                #expect(try await store.context(for: lookAlike)?.version == 1)
+                #expect(try await store.context(for: real)?.version == 5)
+                #expect(try await store.delete(userID: lookAlike) == 1)
+                #expect(try await store.context(for: real)?.version == 5)
+            }
+        }
+    }
+
     @Test("unicode, quotes and long predicates survive storage", arguments: StoreKind.allCases)
     func content(kind: StoreKind) async throws {
         try await withStore(kind) { store in

@@ -86,6 +86,32 @@ struct ContextCacheTests {
         #expect(metric(registry, "focusgate_context_cache_entries") == 2)
     }
 
+    @Test("look-alike user ids (NFC and NFD, a Kelvin sign for K) are cached apart, in one batch or in turn")
+    func lookAlikeIDs() async throws {
+        let store = try await temporarySQLiteStore()
+        let pairs = [("caf\u{E9}", "cafe\u{301}"), ("Kata0", "\u{212A}ata0")]
+        for (real, _) in pairs { _ = try await store.put(workContext(real, version: 4)) }
+        let (cache, _) = self.cache(store)
+        // café: the look-alike first (a cached "no context" must not answer for the real user);
+        // Kata0: the real user first (its context must not answer for the look-alike).
+        let first = try await cache.resolveOffPool([pairs[0].1, pairs[1].0])
+        let second = try await cache.resolveOffPool([pairs[0].0, pairs[1].1])
+        let together = try await cache.resolveOffPool(pairs.flatMap { [$0.0, $0.1] })
+        #expect(first.count == 2 && second.count == 2 && together.count == 4)
+        for (real, lookAlike) in pairs {
+            for answers in [first, second, together] where answers[UserID(real)] != nil {
+                #expect(answers[UserID(real)]?.version == 4, "\(real)")
+            }
+            for answers in [first, second, together] where answers[UserID(lookAlike)] != nil {
+                #expect(answers[UserID(lookAlike)]?.hasNoContext == true, "\(Array(lookAlike.utf8))")
+            }
+        }
+        #expect(cache.count == 4)
+        // An invalidation of the look-alike leaves the real user's context in place.
+        _ = try await cache.applyOffPool(.drop(userID: pairs[0].1))
+        #expect(try await cache.resolveOffPool([pairs[0].0])[UserID(pairs[0].0)]?.version == 4)
+    }
+
     @Test("a worker's lookups go into its own buffer, one per position, its storage kept from batch to batch")
     func lookupsIntoReusedBuffer() async throws {
         let store = try await temporarySQLiteStore()

@@ -11,7 +11,7 @@ final class HangingStore: ContextStore {
     private let release = Mutex<[CheckedContinuation<Void, Never>]>([])
     private let released = Atomic(false)
 
-    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext] { [:] }
+    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [UserID: FocusContext] { [:] }
     func put(_ context: FocusContext) async throws(ContextStoreError) -> ContextWriteOutcome { .stored }
     func delete(userID: String) async throws(ContextStoreError) -> Int64? { nil }
     func close() async {}

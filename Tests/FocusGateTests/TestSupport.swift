@@ -50,7 +50,7 @@ extension ContextLookup {
 
 extension ContextCache {
     /// `resolve` from a thread of its own, as workers call it (never from the cooperative pool).
-    func resolveOffPool(_ userIDs: [String]) async throws -> [String: ContextLookup] {
+    func resolveOffPool(_ userIDs: [String]) async throws -> [UserID: ContextLookup] {
         try await DedicatedThread.run(name: "test-worker") { self.resolve(userIDs) }
     }
 

@@ -63,9 +63,9 @@ extension EmbeddedBrokerTests {
             return (status, object?["error"] as? String)
         }
 
-        static func context(version: Int, predicate: String) -> [UInt8] {
+        static func context(version: Int, predicate: String, userID: String = "u-ctx") -> [UInt8] {
             Array(
-                #"{"userId":"u-ctx","version":\#(version),"focus":"Work","apps":{"chat":{"filterPredicate":"\#(predicate)"}}}"#
+                #"{"userId":"\#(userID)","version":\#(version),"focus":"Work","apps":{"chat":{"filterPredicate":"\#(predicate)"}}}"#
                     .utf8)
         }
 
@@ -80,6 +80,11 @@ extension EmbeddedBrokerTests {
                 serve, "PUT", "/v1/users/u-ctx/context", authorization: bearer,
                 body: Self.context(version: 1, predicate: "SELF == 'work'"))
             #expect(setUp.status == 200)
+            // Its look-alike `u-\u{212A}` (a Kelvin sign) is another user, without a context.
+            let kelvinSetUp = try await Self.request(
+                serve, "PUT", "/v1/users/u-K/context", authorization: bearer,
+                body: Self.context(version: 1, predicate: "SELF == 'work'", userID: "u-K"))
+            #expect(kelvinSetUp.status == 200)
 
             try await self.events(bench)
             try await self.invalidations(bench, serve)

@@ -30,7 +30,7 @@ final class StallingStore: ContextStore {
         for load in waiting { load.resume() }
     }
 
-    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [String: FocusContext] {
+    func contexts(for userIDs: [String]) async throws(ContextStoreError) -> [UserID: FocusContext] {
         await withCheckedContinuation { (load: CheckedContinuation<Void, Never>) in
             let proceeds = self.gate.withLock { gate in
                 if gate.stalled { gate.waiting.append(load) }

@@ -45,7 +45,8 @@ extension AdminAPI {
         }
         if !self.peers.addresses.isEmpty {
             for body in await self.peers.get(instancePath) {
-                guard let answer = try? JSONDecoder().decode(Remote.self, from: Data(body)), answer.userId == userID
+                guard let answer = try? JSONDecoder().decode(Remote.self, from: Data(body)),
+                    UserID.sameBytes(answer.userId, userID)
                 else { continue }
                 if answer.held { return .peer(answer) }
                 covered.formUnion(answer.partitions)

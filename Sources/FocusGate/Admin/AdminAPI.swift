@@ -178,7 +178,7 @@ public struct AdminAPI: Sendable {
         } catch {
             throw Self.contextError(error)
         }
-        guard document.userID == userID else {
+        guard UserID.sameBytes(document.userID, userID) else {
             throw AdminError(.badRequest, "user-mismatch", "the body's userId differs from the path")
         }
         let invalidation = ContextInvalidation.inlineValue(for: document)
@@ -315,7 +315,7 @@ public struct AdminAPI: Sendable {
             } catch {
                 throw Self.contextError(error)
             }
-            guard focusContext?.userID == event.userID else {
+            guard focusContext.map({ UserID.sameBytes($0.userID, event.userID) }) ?? true else {
                 throw AdminError(.badRequest, "user-mismatch", "the context's userId differs from the event's")
             }
         } else {

@@ -26,9 +26,9 @@ extension ContextCache {
         var hand = 0
         let capacity: Int
         /// Users being loaded, with the newest version announced while in flight (`-1`: none).
-        var loading: [String: Int64] = [:]
+        var loading: [UserID: Int64] = [:]
         /// Uncached users whose announced version the store did not have at their last load.
-        var pendingAnnouncements: [String: Int64] = [:]
+        var pendingAnnouncements: [UserID: Int64] = [:]
         var compiler = FocusContextCompiler()
 
         init(capacity: Int) {

@@ -66,9 +66,9 @@ public final class ContextCache: Sendable {
     ///
     /// Call it from a dedicated thread (a worker, the listener), never from Swift's cooperative
     /// pool: it blocks its thread while the load runs (on the cache's own load threads).
-    public func resolve(_ userIDs: some Sequence<String>) -> [String: ContextLookup] {
+    public func resolve(_ userIDs: some Sequence<String>) -> [UserID: ContextLookup] {
         let users = Array(userIDs)
-        return Dictionary(zip(users, self.lookups(users)), uniquingKeysWith: { first, _ in first })
+        return Dictionary(zip(users.map { UserID($0) }, self.lookups(users)), uniquingKeysWith: { first, _ in first })
     }
 
     /// ``resolve(_:)`` for the hot path: one lookup per position of `userIDs` (repeats allowed),
@@ -89,7 +89,7 @@ public final class ContextCache: Sendable {
         precondition(hashes.map { $0.count == userIDs.count } ?? true, "one hash per user id")
         result.reserveCapacity(userIDs.count)
         var misses: [String] = []
-        var missPositions: [String: [Int]] = [:]
+        var missPositions: [UserID: [Int]] = [:]
         var hits = 0
         self.state.withLock { state in
             for (position, userID) in userIDs.enumerated() {
@@ -100,13 +100,14 @@ public final class ContextCache: Sendable {
                     continue
                 }
                 result.append(.unavailable)
-                if missPositions[userID] != nil {
-                    missPositions[userID]!.append(position)
+                let key = UserID(userID)
+                if missPositions[key] != nil {
+                    missPositions[key]!.append(position)
                 } else {
-                    missPositions[userID] = [position]
+                    missPositions[key] = [position]
                     misses.append(userID)
                     // In flight: invalidations arriving during the load raise this announced version.
-                    state.loading[userID] = state.loading[userID] ?? state.pendingAnnouncements[userID] ?? -1
+                    state.loading[key] = state.loading[key] ?? state.pendingAnnouncements[key] ?? -1
                 }
             }
         }
@@ -117,27 +118,28 @@ public final class ContextCache: Sendable {
         self.state.withLock { state in
             for userID in misses {
                 let lookup = self.settle(userID, loaded: loaded, state: &state)
-                for position in missPositions[userID]! { result[position] = lookup }
+                for position in missPositions[UserID(userID)]! { result[position] = lookup }
             }
             self.metrics.entries.set(Double(state.index.count))
         }
     }
 
     /// Applies a load's answer for one missed user under the lock: the lookup to decide with.
-    private func settle(_ userID: String, loaded: [String: FocusContext]?, state: inout State) -> ContextLookup {
+    private func settle(_ userID: String, loaded: [UserID: FocusContext]?, state: inout State) -> ContextLookup {
+        let key = UserID(userID)
         let announced = max(
-            state.loading.removeValue(forKey: userID) ?? -1,
+            state.loading.removeValue(forKey: key) ?? -1,
             state.slot(of: userID).map { state.slots[$0].announced } ?? -1
         )
         guard let loaded else { return .unavailable }
-        let context = loaded[userID]
+        let context = loaded[key]
         if announced >= 0 && (context?.version ?? -1) < announced {
             // The store lags behind an invalidation: never decide with an older context,
             // now or on a later load, until the store has the announced version.
-            state.pendingAnnouncements[userID] = announced
+            state.pendingAnnouncements[key] = announced
             return .unavailable
         }
-        state.pendingAnnouncements[userID] = nil
+        state.pendingAnnouncements[key] = nil
         do {
             let compiled = try context.map { (context) throws(FocusContextError) in
                 try state.compiler.compile(context, horizonFrom: Self.horizonStart())
@@ -188,8 +190,8 @@ public final class ContextCache: Sendable {
         switch invalidation {
         case .drop(let userID):
             let dropped = self.state.withLock { state in
-                state.loading[userID] = nil
-                state.pendingAnnouncements[userID] = nil
+                state.loading[UserID(userID)] = nil
+                state.pendingAnnouncements[UserID(userID)] = nil
                 return state.remove(userID: userID)
             }
             return (dropped ? .dropped : .notCached, nil)
@@ -201,8 +203,8 @@ public final class ContextCache: Sendable {
                 return (.invalid, nil)
             }
             return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
-                if let announced = state.loading[context.userID] {
-                    state.loading[context.userID] = max(announced, context.version)
+                if let announced = state.loading[UserID(context.userID)] {
+                    state.loading[UserID(context.userID)] = max(announced, context.version)
                 }
                 guard let slot = state.slot(of: context.userID) else { return (.notCached, nil) }
                 guard context.version > state.slots[slot].version, context.version >= state.slots[slot].announced else {
@@ -220,8 +222,8 @@ public final class ContextCache: Sendable {
 
         case .reload(let userID, let version):
             let cached = self.state.withLock { state -> Bool? in
-                if let announced = state.loading[userID] {
-                    state.loading[userID] = max(announced, version)
+                if let announced = state.loading[UserID(userID)] {
+                    state.loading[UserID(userID)] = max(announced, version)
                 }
                 guard let slot = state.slot(of: userID) else { return nil }
                 guard version > state.slots[slot].version else { return false }
@@ -235,7 +237,7 @@ public final class ContextCache: Sendable {
             case true?: break
             }
             guard let loaded = self.loadBlocking([userID]) else { return (.unavailable, nil) }
-            let context = loaded[userID]
+            let context = loaded[UserID(userID)]
             return self.state.withLock { state -> (InvalidationOutcome, CompiledFocusContext?) in
                 guard let slot = state.slot(of: userID) else { return (.notCached, nil) }
                 let announced = state.slots[slot].announced
@@ -269,7 +271,7 @@ public final class ContextCache: Sendable {
     }
 
     /// Loads users from the store with a deadline; `nil` when the store failed or timed out.
-    private func loadBlocking(_ userIDs: [String]) -> [String: FocusContext]? {
+    private func loadBlocking(_ userIDs: [String]) -> [UserID: FocusContext]? {
         let box = LoadResult()
         let semaphore = DispatchSemaphore(value: 0)
         let store = self.store
@@ -354,10 +356,10 @@ private final class LoadsInFlight: Sendable {
 
 /// One load's outcome, handed from the loading task to the waiting thread.
 private final class LoadResult: Sendable {
-    private let result = Mutex<Result<[String: FocusContext], ContextStoreError>?>(nil)
-    func set(_ value: [String: FocusContext]) { self.result.withLock { $0 = .success(value) } }
+    private let result = Mutex<Result<[UserID: FocusContext], ContextStoreError>?>(nil)
+    func set(_ value: [UserID: FocusContext]) { self.result.withLock { $0 = .success(value) } }
     func fail(_ error: ContextStoreError) { self.result.withLock { $0 = .failure(error) } }
-    var value: Result<[String: FocusContext], ContextStoreError>? { self.result.withLock { $0 } }
+    var value: Result<[UserID: FocusContext], ContextStoreError>? { self.result.withLock { $0 } }
 }
 
 extension Duration {

@@ -50,7 +50,7 @@ extension ContextInvalidation {
         } catch {
             throw ParseError(reason: "the inline context does not validate")
         }
-        guard decoded.userID == userID, decoded.version == version else {
+        guard UserID.sameBytes(decoded.userID, userID), decoded.version == version else {
             throw ParseError(reason: "the inline context's userId and version must match the envelope")
         }
         return .inline(decoded)

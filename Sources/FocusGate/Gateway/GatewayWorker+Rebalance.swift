@@ -173,7 +173,7 @@ extension GatewayWorker {
             // Invalidations that came while these partitions were restored.
             let now = self.configuration.clock.nowMilliseconds()
             for (userID, context) in self.changesDuringRestore {
-                if self.recompute(userID: userID, context: context, nowMilliseconds: now) {
+                if self.recompute(userID: userID.string, context: context, nowMilliseconds: now) {
                     self.changesDuringRestore[userID] = nil
                 }
             }
@@ -307,7 +307,7 @@ extension GatewayWorker {
         for change in changes {
             // Also watches the user's next transition under the new context.
             let held = self.recompute(userID: change.userID, context: change.context, nowMilliseconds: now)
-            if !held, !self.restoring.isEmpty { self.changesDuringRestore[change.userID] = change.context }
+            if !held, !self.restoring.isEmpty { self.changesDuringRestore[UserID(change.userID)] = change.context }
         }
     }
 
@@ -329,7 +329,7 @@ extension GatewayWorker {
             let lookups = self.cache.resolve(due.map(\.userID))
             for (userID, at) in due {
                 self.metrics.timerLateness.record(.milliseconds(max(0, now - at)))
-                guard case .available(let context)? = lookups[userID] else {
+                guard case .available(let context)? = lookups[UserID(userID)] else {
                     // The store is down: try again in a second rather than lose the transition.
                     progress.state.watchTransition(userID: userID, at: now + 1_000)
                     continue
@@ -370,7 +370,7 @@ extension GatewayWorker {
             guard !users.isEmpty else { continue }
             let lookups = self.cache.resolve(users)
             for userID in users {
-                guard case .available(let context)? = lookups[userID] else { continue }
+                guard case .available(let context)? = lookups[UserID(userID)] else { continue }
                 _ = progress.state.expire(userID: userID, context: context, nowMilliseconds: now, before: cutoff)
             }
         }

@@ -124,7 +124,7 @@ final class GatewayWorker {
     var nextRestoreGeneration = 0
     /// Context changes for users of no held partition that came while restores run, by user:
     /// applied to the partitions restored (``applyContextChanges()``).
-    var changesDuringRestore: [String: CompiledFocusContext?] = [:]
+    var changesDuringRestore: [UserID: CompiledFocusContext?] = [:]
     /// When the restores running began (`nil` when none runs).
     var restoresSince: ContinuousClock.Instant?
     let deliveries: DeliveryLog

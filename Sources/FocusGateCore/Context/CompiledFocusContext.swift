@@ -183,7 +183,7 @@ public final class CompiledFocusContext: Sendable {
 
     /// The filter the context sets for `appID`: whether it silences the app, and its predicate.
     func filter(for appID: String) -> (silenced: Bool, predicate: FilterPredicate?) {
-        for app in self.apps where app.appID == appID {
+        for app in self.apps where UserID.sameBytes(app.appID, appID) {
             return (app.silenced, app.predicate)
         }
         return (self.silencesOtherApps, nil)

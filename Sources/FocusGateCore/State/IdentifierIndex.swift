@@ -9,9 +9,10 @@
 /// inserted while its identifier is not in the index, and removed with the hash it was inserted
 /// with.
 ///
-/// Identifiers are hashed and compared as a `Dictionary<String, _>` does (`String`'s `Hashable`
-/// and `==`, by Unicode canonical equivalence). The hash is Swift's `Hasher`: seeded per
-/// process, so identifiers chosen to collide in one process do not in another.
+/// Identifiers are hashed and compared by their UTF-8 bytes, as ``UserID`` is (and as Kafka and
+/// the stores compare user ids), never by Unicode canonical equivalence as `String`'s `==` is: two
+/// spellings of one text are two identifiers. The hash is Swift's `Hasher`: seeded per process,
+/// so identifiers chosen to collide in one process do not in another.
 ///
 /// Invariants (``violations(key:)``): those of ``HashSlots``, with each slot's hash its
 /// identifier's.
@@ -29,17 +30,17 @@ public struct IdentifierIndex: Sendable {
     public var count: Int { self.storage.count }
 
     /// The hash ``find(_:hash:key:)``, ``insert(_:hash:)`` and ``remove(_:hash:)`` take for
-    /// `identifier`: `String`'s own hash, seeded per process.
+    /// `identifier`: the hash of its UTF-8 bytes, seeded per process.
     public static func hash(_ identifier: String) -> UInt64 {
         var hasher = Hasher()
-        hasher.combine(identifier)
+        UserID.hashBytes(of: identifier, into: &hasher)
         return UInt64(UInt(bitPattern: hasher.finalize()))
     }
 
     /// The number stored for `identifier` (whose ``hash(_:)`` is `hash`), if any; `key` gives
     /// the identifier of a stored number, read only for a number whose stored hash matches.
     public func find(_ identifier: String, hash: UInt64, key: (UInt32) -> String) -> UInt32? {
-        self.storage.find(hash: UInt32(truncatingIfNeeded: hash)) { key($0) == identifier }
+        self.storage.find(hash: UInt32(truncatingIfNeeded: hash)) { UserID.sameBytes(key($0), identifier) }
     }
 
     /// Adds `number` for an identifier with hash `hash` that the index does not hold yet.

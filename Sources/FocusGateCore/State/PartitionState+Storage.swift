@@ -28,7 +28,7 @@ extension PartitionState {
         let tag = Self.appTag(appID)
         var apps = AppList.walk(self.users[Int(user)])
         while let app = apps.next(in: self.apps) {
-            if self.apps[Int(app)].appTag == tag && self.appIDBySlot[Int(app)] == appID { return app }
+            if self.apps[Int(app)].appTag == tag && UserID.sameBytes(self.appIDBySlot[Int(app)], appID) { return app }
         }
         return nil
     }
