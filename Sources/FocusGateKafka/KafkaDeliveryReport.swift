@@ -20,6 +20,19 @@ public struct KafkaDeliveryReport {
     }
     /// The caller's identifier given when the record was produced.
     public var deliveryID: UInt64 { UInt64(UInt(bitPattern: self.message.pointee._private)) }
+    /// The value of the record's last header named `name`, if it has one.
+    public func header(_ name: String) -> [UInt8]? {
+        var headers: OpaquePointer?
+        guard rd_kafka_message_headers(self.message, &headers) == RD_KAFKA_RESP_ERR_NO_ERROR, let headers else {
+            return nil
+        }
+        var value: UnsafeRawPointer?
+        var size = 0
+        guard rd_kafka_header_get_last(headers, name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR else { return nil }
+        guard let value else { return [] }
+        return Array(UnsafeRawBufferPointer(start: value, count: size))
+    }
+
     /// The record's key bytes, valid during the handler call.
     public var key: UnsafeRawBufferPointer? {
         guard let key = self.message.pointee.key else { return nil }

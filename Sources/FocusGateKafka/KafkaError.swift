@@ -83,6 +83,10 @@ extension KafkaError {
         public static let fenced = Code(RD_KAFKA_RESP_ERR__FENCED)
         public static let unknownTopicOrPartition = Code(RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
         public static let notLeaderForPartition = Code(RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION)
+        /// A record (or its batch) larger than the producer's `message.max.bytes` or the topic's
+        /// `max.message.bytes`.
+        public static let messageSizeTooLarge = Code(RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE)
+        public static let recordListTooLarge = Code(RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE)
         public static let requestTimedOut = Code(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT)
         public static let notCoordinator = Code(RD_KAFKA_RESP_ERR_NOT_COORDINATOR)
         public static let coordinatorNotAvailable = Code(RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE)

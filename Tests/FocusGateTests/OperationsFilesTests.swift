@@ -90,7 +90,7 @@ struct OperationsFilesTests {
             return
         }
         let rules = try await Self.run(promtool, ["check", "rules", "dashboards/prometheus/alerts.yaml"])
-        #expect(rules.status == 0 && rules.output.contains("SUCCESS: 11 rules found"), "\(rules.output)")
+        #expect(rules.status == 0 && rules.output.contains("SUCCESS: 12 rules found"), "\(rules.output)")
         let config = try await Self.run(promtool, ["check", "config", "dashboards/prometheus/prometheus.yml"])
         #expect(config.status == 0, "\(config.output)")
         let runbook = try String(contentsOf: Self.root.appendingPathComponent("docs/runbook.md"), encoding: .utf8)

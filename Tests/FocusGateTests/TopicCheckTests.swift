@@ -25,6 +25,26 @@ struct TopicCheckTests {
             self.topics, policies: compacted.merging([self.topics.delivered: "delete"]) { $1 })
     }
 
+    @Test(
+        "every topic FocusGate writes must take its largest record (max.message.bytes); the input topic and topics not reported are not judged"
+    )
+    func recordSizes() throws {
+        let everyTopic = Dictionary(uniqueKeysWithValues: TopicCheck.keys(self.topics).map { ($0.name, "1048588") })
+        try TopicCheck.checkRecordSizes(self.topics, limits: everyTopic, largestRecord: 1_000_000)
+        try TopicCheck.checkRecordSizes(self.topics, limits: [:], largestRecord: 1_000_000)
+        try TopicCheck.checkRecordSizes(
+            self.topics, limits: [self.topics.notifications: "1000"], largestRecord: 1_000_000)
+        for (key, name) in TopicCheck.keys(self.topics) where name != self.topics.notifications {
+            #expect {
+                try TopicCheck.checkRecordSizes(
+                    self.topics, limits: everyTopic.merging([name: "500000"]) { $1 }, largestRecord: 1_000_000)
+            } throws: { error in
+                (error as? ServerConfiguration.Error)?.key == key
+                    && "\(error)".contains("\(name) has max.message.bytes=500000, below the 1000000 bytes")
+            }
+        }
+    }
+
     @Test("focusgate.state must keep the writer's timestamps (CreateTime); not reported, not judged")
     func stateTimestamps() throws {
         try TopicCheck.checkStateTimestamps(self.topics, type: "CreateTime")

@@ -222,6 +222,39 @@ extension BrokerFaultAuditTests {
         }
 
         @Test(
+            "a worker that keeps aborting fails readiness's progress check and shows its aborts in a row, and passes again once it commits; every input still has one outcome"
+        )
+        func abortsInARowFailProgress() async throws {
+            // Every replay's first Produce request is refused (INVALID_RECORD): four aborts in a row,
+            // with pauses of 0.8 s and more between them; the second fails the progress check.
+            let (bench, instance, records) = try await self.refusingGateway(records: 600, refusals: 4) {
+                $0.replayBackoff = .milliseconds(800)
+                $0.maxReplayBackoff = .seconds(2)
+                $0.maxAttemptsPerInput = 2
+            }
+            try await instance.waitUntil(
+                { instance.gateway.readinessChecks["progress"] == false }, timeout: .seconds(60),
+                what: "readiness failing its progress check")
+            #expect(instance.metric("focusgate_worker_aborts_in_a_row", labels: #"worker="0""#) >= 2)
+            #expect(instance.gateway.readinessChecks["loop"] == true, "the loop itself still turns")
+            let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
+            try await instance.waitUntil(
+                { instance.gateway.readinessChecks["progress"] == true }, timeout: .seconds(30),
+                what: "the progress check passing after the commit")
+            #expect(instance.metric("focusgate_worker_aborts_in_a_row", labels: #"worker="0""#) == 0)
+            // One outcome per input but reads (an input refused twice goes to the DLQ as undeliverable).
+            let sources = (audit.delivered + audit.silenced + audit.deadLetters).compactMap {
+                $0.header("focusgate-source")
+            }
+            #expect(Set(sources).count == records.filter { !$0.value.contains(#""type":"read""#) }.count)
+            print(
+                "aborts in a row: \(Int(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#))) aborts, \(Int(instance.metric("focusgate_dlq_total", labels: #"error="undeliverable""#))) undeliverable"
+            )
+            try await instance.stop()
+            await bench.shutdown()
+        }
+
+        @Test(
             "at-least-once: a refusal that comes after its commit's state is in use has the state restored as of the group's offsets and replayed; nothing lost, order kept"
         )
         func lateRefusalRestoresFromGroup() async throws {
@@ -272,9 +305,12 @@ extension BrokerFaultAuditTests {
         func refusedInARowPauses() async throws {
             // Five requests refused: each replay's first request is refused again until none is
             // left, so no commit comes between the aborts. An abort can take more than one
-            // refusal (a request to each broker in flight), so the number of aborts varies.
+            // refusal (a request to each broker in flight), so the number of aborts varies. The
+            // refusals are of requests, not of one record's outputs: no input is dead-lettered for
+            // them (at 3 refusals of the same input's outputs, one would be).
             let (bench, instance, records) = try await self.refusingGateway(records: 300, refusals: 5) {
                 $0.replayBackoff = .milliseconds(200)
+                $0.maxAttemptsPerInput = 100
             }
             let audit = try await bench.settled(records: records.count, explaining: { instance.diagnosis })
             let findings = audit.check(against: records, consumedAgain: instance.consumedAgain)

@@ -60,5 +60,42 @@ extension EmbeddedBrokerTests {
             try await instance.stop()
             await bench.shutdown()
         }
+
+        @Test(
+            "an output refused for its size dead-letters its input as undeliverable on the replay (no retry of the same copy); every other record is decided once",
+            arguments: [GatewayConfiguration.DeliveryMode.atLeastOnce, .exactlyOnce])
+        func sizeRefusal(mode: GatewayConfiguration.DeliveryMode) async throws {
+            let bench = try await GatewayBench()
+            var records = (0..<200).map { Events.notification("n-\($0)", user: "u-\($0 % 20)", criteria: "work") }
+            // Within limits.maxEventBytes, but its copy is more than the producer takes: a producer
+            // whose message.max.bytes is below what the limits assume (serve refuses to start so;
+            // the worker must survive it all the same, as it must a topic's smaller limit).
+            records[100] = Events.notification("n-100", user: "u-0", criteria: String(repeating: "w", count: 30_000))
+            try bench.send(records)
+            var configuration = bench.configuration(mode: mode)
+            configuration.kafkaProperties["message.max.bytes"] = "20000"
+            let instance = try await InProcessGateway(bench, configuration: configuration)
+            let audit = try await bench.settled(records: records.count) { instance.diagnosis }
+            // One input dead-lettered (the embedded broker also shows a copy an aborted replay wrote).
+            let dead = audit.deadLetters
+            let sources = Set(dead.compactMap { $0.header("focusgate-source") })
+            try #require(sources.count == 1, "\(dead.map { $0.header("focusgate-error-detail") ?? "" })")
+            for record in dead {
+                #expect(record.header("focusgate-error") == "undeliverable")
+                #expect(record.header("focusgate-error-detail")?.contains("MSG_SIZE_TOO_LARGE") == true)
+                #expect(
+                    record.headers.map(\.name) == ["focusgate-error", "focusgate-error-detail", "focusgate-source"])
+            }
+            #expect(dead[0].valueString?.hasPrefix(#"{"id":"n-100","#) == true, "the refused input's first bytes")
+            let decided = Set((audit.delivered + audit.silenced).compactMap { Audit.id(of: $0) })
+            #expect(decided == Set((0..<records.count).map { "n-\($0)" }).subtracting(["n-100"]))
+            #expect((dead[0].value?.count ?? 0) <= 1024, "the first bytes only")
+            #expect(instance.metric("focusgate_dlq_total", labels: #"error="undeliverable""#) == 1)
+            // Dead-lettered on the first replay, not after commit.maxAttemptsPerInput (3) refusals.
+            #expect(instance.metric("focusgate_transactions_total", labels: #"result="aborted""#) == 1)
+            #expect(instance.gateway.readinessChecks["progress"] == true)
+            try await instance.stop()
+            await bench.shutdown()
+        }
     }
 }

@@ -66,7 +66,8 @@ public final class Gateway: Service, Sendable {
     /// a member of the group; `kafka`, every worker's consumer saw a broker of the cluster and
     /// its group coordinator up within ``GatewayConfiguration/readinessKafkaTimeout``; `loop`,
     /// every worker's loop turned within ``GatewayConfiguration/readinessLoopTimeout``;
-    /// `restore`, no worker restoring partitions' state.
+    /// `restore`, no worker restoring partitions' state; `progress`, no worker that has aborted
+    /// ``GatewayConfiguration/maxAttemptsPerInput`` times in a row without a commit.
     public var readinessChecks: [String: Bool] {
         let now = ContinuousClock.now
         let workers = self.progress.workers
@@ -75,6 +76,7 @@ public final class Gateway: Service, Sendable {
             "kafka": workers.allSatisfy { $0.sinceKafka(at: now) <= self.configuration.readinessKafkaTimeout },
             "loop": workers.allSatisfy { $0.sinceTurn(at: now) <= self.configuration.readinessLoopTimeout },
             "restore": !workers.contains { $0.isRestoring },
+            "progress": workers.allSatisfy { $0.abortsInARow < self.configuration.maxAttemptsPerInput },
         ]
     }
 
@@ -173,7 +175,9 @@ public final class Gateway: Service, Sendable {
         try await DedicatedThread.run(name: "fg-topic-check") {
             try TopicCheck.verify(
                 configuration.topics, bootstrapServers: configuration.bootstrapServers,
-                properties: configuration.kafkaProperties, attempts: 10, timeout: .seconds(1),
+                properties: configuration.kafkaProperties,
+                largestRecord: Int(configuration.kafkaProperties["message.max.bytes"] ?? "") ?? 1_000_000,
+                attempts: 10, timeout: .seconds(1),
                 shouldStop: { self.stopRequested.load(ordering: .relaxed) }, logger: logger)
         }
     }
@@ -222,6 +226,7 @@ final class WorkerHealth: Sendable {
     private let lastTurn = Atomic<Int64>(0)
     private let lastSawKafka = Atomic<Int64>(0)
     private let restoring = Atomic(false)
+    private let aborts = Atomic(0)
 
     init(origin: ContinuousClock.Instant) {
         self.origin = origin
@@ -246,6 +251,16 @@ final class WorkerHealth: Sendable {
     func restoreEnded() { self.restoring.store(false, ordering: .relaxed) }
 
     var isRestoring: Bool { self.restoring.load(ordering: .relaxed) }
+
+    /// The worker aborted `count` times in a row (0: a commit took effect).
+    ///
+    /// - Returns: Whether the count changed.
+    func noteAborts(_ count: Int) -> Bool {
+        self.aborts.exchange(count, ordering: .relaxed) != count
+    }
+
+    /// Aborts since the worker's last commit.
+    var abortsInARow: Int { self.aborts.load(ordering: .relaxed) }
 
     /// How long ago the loop last turned.
     func sinceTurn(at instant: ContinuousClock.Instant) -> Duration {

@@ -24,6 +24,11 @@ public struct GatewayConfiguration: Sendable {
     public var replayBackoff: Duration = .milliseconds(100)
     /// `commit.replayBackoffMaxMs`: the longest pause before a replay. Default: 10 s.
     public var maxReplayBackoff: Duration = .seconds(10)
+    /// `commit.maxAttemptsPerInput`: refusals of one input record's outputs after which the
+    /// record is dead-lettered as `undeliverable` on its replay (one, for a refusal of its size)
+    /// (``UndeliverableInputs``); as many aborts in a row also fail readiness's `progress`
+    /// check. Default: `3`.
+    public var maxAttemptsPerInput = 3
     /// `workers`: consume-decide-produce threads, each a group member. Default: `1`.
     public var workers = 1
     /// `limits.maxEventBytes`: larger input (key, value and headers) goes to the DLQ as

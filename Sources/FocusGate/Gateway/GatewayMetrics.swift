@@ -200,6 +200,15 @@ public struct GatewayMetrics: Sendable {
             labels: [("worker", String(worker))])
     }
 
+    func abortsInARow(worker: Int) -> Gauge {
+        self.registry.makeGauge(
+            descriptor: .focusgate(
+                "worker_aborts_in_a_row", unit: "",
+                "Aborts since a worker's last commit; at commit.maxAttemptsPerInput and above the worker makes no progress and readiness fails (progress)."
+            ),
+            labels: [("worker", String(worker))])
+    }
+
     func deadLetter(_ code: EventDecodingError.Code) -> Counter {
         self.deadLetters[code] ?? self.deadLetters[.invalidValue]!
     }

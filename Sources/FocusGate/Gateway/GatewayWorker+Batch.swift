@@ -42,6 +42,8 @@ extension GatewayWorker {
         let names = self.outputHeaders
         let rateLimits = self.configuration.rateLimits
         let repeatedWindow = self.repeatedWindowMilliseconds
+        // Inputs to dead-letter on this replay: none, but for a record whose outputs were refused.
+        let undeliverable = self.undeliverable.isEmpty ? nil : self.undeliverable
         // The header buffer and the decoded records are taken for the batch (swaps: their storage
         // is kept, not copied), so that each record's event is moved out, not copied.
         var headers = KafkaHeaderBuffer([])
@@ -60,7 +62,18 @@ extension GatewayWorker {
         for (position, record) in batch.enumerated() {
             // Pass 1 took only records of owned partitions.
             guard let progress = owner.partition(of: record, in: partitions) else { continue }
-            switch exchange(&decoded[position], with: .skipped) {
+            let item = exchange(&decoded[position], with: .skipped)
+            if case .skipped = item { continue }
+            if let refusal = undeliverable?.deadLetter(partition: record.partition, offset: record.offset) {
+                processed += 1
+                try self.deadLetterUndeliverable(
+                    record, refusal: refusal, progress: progress, deliveryID: deliveryID, into: &headers)
+                produced += 1
+                counts.deadLetters[.undeliverable, default: 0] += 1
+                progress.next = record.offset + 1
+                continue
+            }
+            switch item {
             case .skipped:
                 continue
             case .invalid(let error):
@@ -74,11 +87,16 @@ extension GatewayWorker {
                 Self.writeErrorHeaders(
                     error, record: record, sourcePrefix: progress.sourcePrefix, names: names, withInput: !bounded,
                     into: &headers)
-                try producer.produce(
-                    topic: self.outputs.deadLetters,
-                    key: bounded ? Self.boundedPrefix(record.key, Self.boundedKeyBytes) : record.key,
-                    value: bounded ? Self.boundedPrefix(record.value, Self.boundedValueBytes) : record.value,
-                    headers: headers, deliveryID: deliveryID)
+                do {
+                    try producer.produce(
+                        topic: self.outputs.deadLetters,
+                        key: bounded ? Self.boundedPrefix(record.key, Self.boundedKeyBytes) : record.key,
+                        value: bounded ? Self.boundedPrefix(record.value, Self.boundedValueBytes) : record.value,
+                        headers: headers, deliveryID: deliveryID)
+                } catch {
+                    self.refusedInput = .init(partition: record.partition, offset: record.offset)
+                    throw error
+                }
                 produced += 1
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
@@ -101,10 +119,15 @@ extension GatewayWorker {
                         Self.writeDecisionHeaders(
                             decision, record: record, sourcePrefix: progress.sourcePrefix,
                             decidedAt: decidedAt, names: names, into: &headers)
-                        try producer.produce(
-                            topic: outcome == 0 ? topics.delivered : topics.silenced,
-                            key: record.key, value: record.value, headers: headers,
-                            deliveryID: deliveryID)
+                        do {
+                            try producer.produce(
+                                topic: outcome == 0 ? topics.delivered : topics.silenced,
+                                key: record.key, value: record.value, headers: headers,
+                                deliveryID: deliveryID)
+                        } catch {
+                            self.refusedInput = .init(partition: record.partition, offset: record.offset)
+                            throw error
+                        }
                         produced += 1
                         counts.count(outcome: outcome, reason: decision.reason.index)
                     }
@@ -175,6 +198,27 @@ extension GatewayWorker {
             value: detail.count <= Self.detailBytes
                 ? error.description : String(decoding: detail.prefix(Self.detailBytes), as: UTF8.self))
         Self.appendSourceHeader(record, prefix: sourcePrefix, names: names, to: &headers)
+    }
+
+    /// An input whose outputs were refused (``UndeliverableInputs``) to the DLQ, bounded as a
+    /// too-large one is (its first bytes, none of its headers: they may be what was refused),
+    /// with the refusal's Kafka error in its detail. Nothing of it reaches the state.
+    private func deadLetterUndeliverable(
+        _ record: KafkaRecord, refusal: KafkaError, progress: Partition, deliveryID: UInt64,
+        into headers: inout KafkaHeaderBuffer
+    ) throws(KafkaError) {
+        let error = EventDecodingError(
+            code: .undeliverable,
+            detail:
+                "its outputs were refused (\(refusal.code.name)): \(refusal.message); "
+                + "\((record.key?.count ?? 0) + (record.value?.count ?? 0) + record.headerBytes) bytes with key and headers"
+        )
+        Self.writeErrorHeaders(
+            error, record: record, sourcePrefix: progress.sourcePrefix, names: self.outputHeaders, withInput: false,
+            into: &headers)
+        try self.outputs.producer.produce(
+            topic: self.outputs.deadLetters, key: Self.boundedPrefix(record.key, Self.boundedKeyBytes),
+            value: Self.boundedPrefix(record.value, Self.boundedValueBytes), headers: headers, deliveryID: deliveryID)
     }
 
     /// What a bounded DLQ record keeps of a too-large input's key and value: their first bytes.

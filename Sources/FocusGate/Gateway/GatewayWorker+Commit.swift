@@ -99,7 +99,7 @@ extension GatewayWorker {
         self.staged = (0, 0)
         self.metrics.badgeUpdates.increment(by: Int64(written.badgeUpdates))
         if self.configuration.deliveryMode == .exactlyOnce {
-            self.noteCommitted(latencySamples: self.commitLatencySamples)
+            self.noteCommitted(latencySamples: self.commitLatencySamples, offsets: offsets)
             self.commitLatencySamples.removeAll(keepingCapacity: true)
         } else {
             try self.settle()
@@ -129,8 +129,15 @@ extension GatewayWorker {
     }
 
     /// A commit took effect: its sampled records' commit latency, the commit counted.
-    private func noteCommitted(latencySamples: [Int64]) {
+    private func noteCommitted(latencySamples: [Int64], offsets: [KafkaTopicPartition]) {
         self.replayBackoff.reset()
+        self.noteAborts(0)
+        if !offsets.isEmpty {
+            self.undeliverable.committed(
+                Dictionary(
+                    offsets.compactMap { offset in offset.offset.map { (offset.partition, $0) } },
+                    uniquingKeysWith: max))
+        }
         let committedAt = self.configuration.clock.nowMilliseconds()
         for timestamp in latencySamples where timestamp <= committedAt {
             self.metrics.commitLatency.record(.milliseconds(committedAt - timestamp))
@@ -197,7 +204,7 @@ extension GatewayWorker {
             progress.groupBehind = !groupTook
             if groupTook { progress.groupOffset = offset.offset }
         }
-        self.noteCommitted(latencySamples: commit.latencySamples)
+        self.noteCommitted(latencySamples: commit.latencySamples, offsets: offsets)
     }
 
     /// At-least-once: commits the input offsets to the group once everything before them was
@@ -278,6 +285,7 @@ extension GatewayWorker {
             self.outputs.ledger.advance(self.outputs.producer.acknowledgements)
             appliedCommitFailed = try self.settleAcknowledged() != nil || backlogLost
         }
+        self.noteRefusedInput(error)
         self.deliveries.reset()
         self.putGroupOffsetsBack()
         if appliedCommitFailed {

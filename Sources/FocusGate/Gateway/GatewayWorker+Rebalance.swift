@@ -9,6 +9,7 @@ extension GatewayWorker {
     func rebalance(_ rebalance: KafkaRebalance) {
         self.metrics.rebalances.increment()
         self.replayBackoff.reset()
+        self.noteAborts(0)
         do {
             switch rebalance {
             case .assigned(let assigned):

@@ -161,6 +161,12 @@ final class GatewayWorker {
     var commitSchedule: CommitSchedule
     /// How long to pause before a replay, by the aborts since the last commit.
     var replayBackoff: ReplayBackoff
+    /// Inputs whose outputs were refused, and those to dead-letter on their replay.
+    var undeliverable: UndeliverableInputs
+    /// The input whose output the producer refused as it was produced (the abort's cause).
+    var refusedInput: UndeliverableInputs.Position?
+    /// `focusgate_worker_aborts_in_a_row` of this worker.
+    let abortsGauge: Gauge
 
     /// What each batch reuses of the one before (``BatchBuffers``).
     var buffers = BatchBuffers()
@@ -201,7 +207,7 @@ final class GatewayWorker {
     ) throws(KafkaError) {
         var logger = logger
         logger[metadataKey: "focusgate.worker"] = "\(index)"
-        let deliveries = DeliveryLog()
+        let deliveries = DeliveryLog(inputTopic: configuration.topics.notifications)
         self.deliveries = deliveries
         self.instanceTag = instanceTag
         self.outputs = try GatewayOutputs(
@@ -243,6 +249,9 @@ final class GatewayWorker {
         self.commitSchedule = Self.commitSchedule(configuration, now: .now)
         self.replayBackoff = ReplayBackoff(
             initial: configuration.replayBackoff, maximum: configuration.maxReplayBackoff)
+        self.undeliverable = UndeliverableInputs(maxAttempts: configuration.maxAttemptsPerInput)
+        self.abortsGauge = metrics.abortsInARow(worker: index)
+        self.abortsGauge.set(Int64(0))
         self.sourcePrefix = Array((configuration.topics.notifications + "/").utf8)
         let window = configuration.repeatedSenderWindow.components
         self.repeatedWindowMilliseconds = window.seconds * 1000 + window.attoseconds / 1_000_000_000_000_000
@@ -317,7 +326,9 @@ final class GatewayWorker {
                 if error.isGroupMembershipChange {
                     self.replayBackoff.reset()  // the rebalance resolves it: serve it at once
                 } else {
-                    self.pauseBeforeReplay(self.replayBackoff.aborted())
+                    let pause = self.replayBackoff.aborted()
+                    self.noteAborts(self.replayBackoff.abortsInARow)
+                    self.pauseBeforeReplay(pause)
                 }
             }
         }
@@ -356,6 +367,32 @@ final class GatewayWorker {
             wait = min(wait, .milliseconds(next - now))
         }
         return max(wait, .milliseconds(1))
+    }
+
+    /// Aborts since the last commit, for readiness (`progress`) and its gauge.
+    func noteAborts(_ count: Int) {
+        if self.health.noteAborts(count) { self.abortsGauge.set(Int64(count)) }
+    }
+
+    /// In an abort, once the failed records' delivery reports are served: the input whose
+    /// output was refused, if the refusal names one (the record being produced, or a failed
+    /// delivery's `focusgate-source`), counts a refusal; one refused for its size, or
+    /// `commit.maxAttemptsPerInput` times, is dead-lettered on the replay.
+    func noteRefusedInput(_ error: KafkaError) {
+        self.outputs.producer.poll()
+        var refused = self.deliveries.firstRefusedInput
+        if let input = self.refusedInput, UndeliverableInputs.isAboutRecord(error) { refused = (input, error) }
+        self.refusedInput = nil
+        guard let (position, cause) = refused else { return }
+        let attempts = self.undeliverable.attempts(of: position) + 1
+        if self.undeliverable.refused(position, error: cause) {
+            self.logger.error(
+                "an input's outputs were refused: it goes to the DLQ as undeliverable when replayed",
+                metadata: [
+                    "kafka.partition": "\(position.partition)", "kafka.offset": "\(position.offset)",
+                    "kafka.error": "\(cause)", "focusgate.attempts": "\(attempts)",
+                ])
+        }
     }
 
     /// Pauses `pause` before the replay of an abort in a row (``ReplayBackoff``), in slices that
@@ -468,14 +505,41 @@ final class GatewayWorker {
 final class DeliveryLog {
     /// The first failed delivery since ``reset()``.
     private(set) var firstFailure: KafkaError?
+    /// The first delivery since ``reset()`` refused for what the record is
+    /// (``UndeliverableInputs/isAboutRecord(_:)``) of a record made from an input record (one
+    /// whose `focusgate-source` names a record of the input topic), and that input.
+    private(set) var firstRefusedInput: (position: UndeliverableInputs.Position, error: KafkaError)?
+    /// The topic whose records' outputs are attributed to them; `nil`: none are.
+    private let sourcePrefix: [UInt8]?
+
+    init(inputTopic: String? = nil) {
+        self.sourcePrefix = inputTopic.map { Array(($0 + "/").utf8) }
+    }
 
     func record(_ report: KafkaDeliveryReport) {
-        if self.firstFailure == nil, let error = report.error {
-            self.firstFailure = error
+        guard let error = report.error else { return }
+        if self.firstFailure == nil { self.firstFailure = error }
+        if self.firstRefusedInput == nil, UndeliverableInputs.isAboutRecord(error), let prefix = self.sourcePrefix,
+            let source = report.header("focusgate-source"),
+            let position = Self.position(source, prefix: prefix)
+        {
+            self.firstRefusedInput = (position, error)
         }
     }
 
     func reset() {
         self.firstFailure = nil
+        self.firstRefusedInput = nil
+    }
+
+    /// The input a `focusgate-source` value (`topic/partition/offset`) names, when it is a record of
+    /// the topic `prefix` (`topic/`) starts.
+    static func position(_ source: [UInt8], prefix: [UInt8]) -> UndeliverableInputs.Position? {
+        guard source.count > prefix.count, source.starts(with: prefix) else { return nil }
+        let parts = source[prefix.count...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        guard parts.count == 2, let partition = Int32(String(decoding: parts[0], as: UTF8.self)),
+            let offset = Int64(String(decoding: parts[1], as: UTF8.self))
+        else { return nil }
+        return UndeliverableInputs.Position(partition: partition, offset: offset)
     }
 }

@@ -47,6 +47,7 @@ extension ServerConfiguration {
             .integer("commit.intervalMs", \.commitIntervalMilliseconds, 10...60_000),
             .integer("commit.replayBackoffMs", \.replayBackoffMilliseconds, 0...60_000),
             .integer("commit.replayBackoffMaxMs", \.replayBackoffMaxMilliseconds, 0...60_000),
+            .integer("commit.maxAttemptsPerInput", \.maxAttemptsPerInput, 1...100),
             .integer("workers", \.workers, 1...256),
             Setting(
                 key: "instance.name",

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Sendable {
     public var replayBackoffMilliseconds = 100
     /// `commit.replayBackoffMaxMs`. Default: `10000`.
     public var replayBackoffMaxMilliseconds = 10_000
+    /// `commit.maxAttemptsPerInput`. Default: `3`.
+    public var maxAttemptsPerInput = 3
     /// `workers`. Default: `1`.
     public var workers = 1
     /// `readiness.kafkaTimeoutSeconds`. Default: `30`.
@@ -187,6 +189,7 @@ public struct ServerConfiguration: Sendable {
         gateway.commitInterval = .milliseconds(self.commitIntervalMilliseconds)
         gateway.replayBackoff = .milliseconds(self.replayBackoffMilliseconds)
         gateway.maxReplayBackoff = .milliseconds(self.replayBackoffMaxMilliseconds)
+        gateway.maxAttemptsPerInput = self.maxAttemptsPerInput
         gateway.workers = self.workers
         gateway.readinessKafkaTimeout = .seconds(self.readinessKafkaTimeoutSeconds)
         gateway.readinessLoopTimeout = .seconds(self.readinessLoopTimeoutSeconds)

@@ -4,7 +4,8 @@ import Logging
 /// The start's check of the contract's topics (docs/contract.md, "Creating the topics"): every
 /// topic exists, `focusgate.state` has as many partitions as `notifications` (a user's state goes
 /// to the partition index of the user's notifications), the compacted topics are compacted and
-/// `focusgate.state` keeps the writer's timestamps (where the cluster answers DescribeConfigs:
+/// `focusgate.state` keeps the writer's timestamps, and every topic FocusGate writes takes the
+/// largest record it may write (`max.message.bytes`; where the cluster answers DescribeConfigs:
 /// not the embedded broker, which is not asked). A definite answer that something is wrong stops
 /// the start with the key named (exit status 2); a cluster that does not answer is not held
 /// against the start (readiness reports it), and the check is skipped with a warning.
@@ -14,9 +15,12 @@ enum TopicCheck {
     ///
     /// - Throws: ``ServerConfiguration/Error`` naming the `topics.*` key of the first topic that
     ///   is missing or whose partitions do not match.
+    ///
+    /// `largestRecord`: the producer's `message.max.bytes`, which every record (and batch)
+    /// FocusGate writes fits by construction.
     static func verify(
-        _ topics: TopicNames, bootstrapServers: String, properties: [String: String], attempts: Int,
-        timeout: Duration, shouldStop: () -> Bool, logger: Logger
+        _ topics: TopicNames, bootstrapServers: String, properties: [String: String], largestRecord: Int,
+        attempts: Int, timeout: Duration, shouldStop: () -> Bool, logger: Logger
     ) throws {
         var configuration = KafkaConsumerConfiguration(bootstrapServers: bootstrapServers, groupID: nil)
         configuration.properties = properties
@@ -54,26 +58,44 @@ enum TopicCheck {
         {
             return
         }
-        let compacted = topics.usages.filter(\.isCompacted).map(\.name)
         var adminProperties = properties
         adminProperties["bootstrap.servers"] = bootstrapServers
         let settings: [String: [String: String]]
         do {
             let admin = try KafkaAdmin(properties: adminProperties, logger: logger)
             settings = try admin.topicSettings(
-                [Self.cleanupPolicy, Self.timestampType], of: compacted, timeout: timeout)
+                [Self.cleanupPolicy, Self.timestampType, Self.maxMessageBytes], of: Self.keys(topics).map(\.name),
+                timeout: timeout)
         } catch {
             logger.notice(
-                "the settings of the compacted topics not checked: the cluster does not describe topic settings",
+                "the topics' settings not checked: the cluster does not describe topic settings",
                 metadata: ["kafka.error": "\(error)"])
             return
         }
         try Self.checkCompaction(topics, policies: settings.compactMapValues { $0[Self.cleanupPolicy] })
         try Self.checkStateTimestamps(topics, type: settings[topics.state]?[Self.timestampType])
+        try Self.checkRecordSizes(
+            topics, limits: settings.compactMapValues { $0[Self.maxMessageBytes] }, largestRecord: largestRecord)
+    }
+
+    /// Every topic FocusGate writes (all but `notifications`) takes a record batch of
+    /// `largestRecord` bytes (as `limits`, by topic, report `max.message.bytes`; a topic not
+    /// reported is not judged): a copy of an input, a DLQ record or a context's invalidation that
+    /// the broker refused would be refused again on every replay.
+    static func checkRecordSizes(_ topics: TopicNames, limits: [String: String], largestRecord: Int) throws {
+        for (key, name) in Self.keys(topics) where name != topics.notifications {
+            guard let text = limits[name], let limit = Int(text), limit < largestRecord else { continue }
+            throw ServerConfiguration.Error(
+                key: key,
+                message:
+                    "topic \(name) has max.message.bytes=\(limit), below the \(largestRecord) bytes FocusGate's records may take (the producer's message.max.bytes, from limits.maxEventBytes): raise the topic's max.message.bytes, or lower limits.maxEventBytes and kafka.properties.message.max.bytes"
+            )
+        }
     }
 
     static let cleanupPolicy = "cleanup.policy"
     static let timestampType = "message.timestamp.type"
+    static let maxMessageBytes = "max.message.bytes"
 
     /// `focusgate.state` keeps the timestamps FocusGate writes (`CreateTime`, Kafka's default):
     /// an entry's decided-at is written as its distance below its record's timestamp, which a

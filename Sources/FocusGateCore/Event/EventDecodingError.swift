@@ -39,10 +39,15 @@ public struct EventDecodingError: Error, Sendable, Hashable, CustomStringConvert
         public static let tooLarge = Code(rawValue: "too-large")
         /// The Kafka key is present and differs from `userId`.
         public static let keyMismatch = Code(rawValue: "key-mismatch")
+        /// The broker or the producer refused the record's outputs: for their size, or
+        /// `commit.maxAttemptsPerInput` times in a row. Not a decoding error: the worker
+        /// dead-letters the record on its replay so that its partition moves on.
+        public static let undeliverable = Code(rawValue: "undeliverable")
 
         /// Every code, for metric labels.
         public static let all: [Code] = [
             .invalidJSON, .missingField, .wrongType, .invalidValue, .duplicateField, .tooLarge, .keyMismatch,
+            .undeliverable,
         ]
     }
 }
