@@ -73,6 +73,7 @@ struct AdminAPITests {
             // 2^53 + 1: a double would hold 2^53, and every instance would refuse the invalidation.
             try await client.execute(
                 uri: "/v1/users/u-7/context", method: .put,
+                headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: context(version: "9007199254740993"))
             ) { response in
                 #expect(response.status == .badRequest)
@@ -82,6 +83,7 @@ struct AdminAPITests {
             // About 999,900 bytes: under the 1 MiB body limit, over what focus.invalidations takes.
             try await client.execute(
                 uri: "/v1/users/u-7/context", method: .put,
+                headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: context(version: "1", blob: 999_800))
             ) { response in
                 #expect(response.status == .badRequest)
@@ -92,6 +94,7 @@ struct AdminAPITests {
             }
             try await client.execute(
                 uri: "/v1/users/u-7/context", method: .put,
+                headers: [.contentType: "application/json"],
                 body: ByteBuffer(string: context(version: "9007199254740991"))
             ) { #expect($0.status == .ok) }
         }
@@ -110,7 +113,9 @@ struct AdminAPITests {
         let body = #"{"userId":"café /?","version":1,"focus":"Work"}"#
         try await LiveServer.run(fixture.router()) { client in
             let path = "/v1/users/caf%C3%A9%20%2F%3F/context"
-            try await client.execute(uri: path, method: .put, body: ByteBuffer(string: body)) { response in
+            try await client.execute(
+                uri: path, method: .put, headers: [.contentType: "application/json"], body: ByteBuffer(string: body)
+            ) { response in
                 #expect(response.status == .ok, "\(String(buffer: response.body))")
             }
             try await client.execute(uri: path, method: .get) { response in
@@ -130,8 +135,10 @@ struct AdminAPITests {
                 #expect(response.status == .notFound)
                 #expect(json(response.body)["error"] as? String == "not-found")
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
-            { response in
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: contextBody)
+            ) { response in
                 #expect(response.status == .ok)
                 #expect((json(response.body)["context"] as? [String: Any])?["version"] as? Int == 17)
             }
@@ -144,10 +151,15 @@ struct AdminAPITests {
                         as? [String: String] == ["status": "Working"])
             }
             // The same PUT again is idempotent (e.g. a retry after a failed publish); an older one conflicts.
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
-            { #expect($0.status == .ok) }
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: contextBody)
+            ) { #expect($0.status == .ok) }
             let older = contextBody.replacingOccurrences(of: "\"version\":17", with: "\"version\":16")
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: older)) {
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: older)
+            ) {
                 response in
                 #expect(response.status == .conflict)
                 #expect(json(response.body)["error"] as? String == "stale-version")
@@ -184,7 +196,10 @@ struct AdminAPITests {
     func badPut(body: String, code: String) async throws {
         let fixture = try await AdminFixture()
         try await LiveServer.run(fixture.router()) { client in
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: body)
+            ) {
                 response in
                 #expect(response.status == .badRequest)
                 #expect(json(response.body)["error"] as? String == code)
@@ -199,7 +214,10 @@ struct AdminAPITests {
         let fixture = try await AdminFixture()
         try await LiveServer.run(fixture.router()) { client in
             let body = #"{"userId":"u","version":1,"apps":{"a":{"filterPredicate":"SELF.length > 3"}}}"#
-            try await client.execute(uri: "/v1/users/u/context", method: .put, body: ByteBuffer(string: body)) {
+            try await client.execute(
+                uri: "/v1/users/u/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: body)
+            ) {
                 response in
                 let object = json(response.body)
                 #expect(object["field"] as? String == "apps.a.filterPredicate")
@@ -237,7 +255,8 @@ struct AdminAPITests {
             }
             try await client.execute(uri: "/healthz", method: .get) { #expect($0.status == .ok) }
             try await client.execute(
-                uri: "/v1/users/u/context", method: .put, headers: [.authorization: "Bearer s3cret"],
+                uri: "/v1/users/u/context", method: .put,
+                headers: [.authorization: "Bearer s3cret", .contentType: "application/json"],
                 body: ByteBuffer(string: String(repeating: " ", count: 200))
             ) { response in
                 #expect(response.status == .contentTooLarge)
@@ -385,8 +404,10 @@ struct AdminAPITests {
                 let body = json(response.body)
                 #expect(body["focused"] as? Bool == false && body["contextVersion"] is NSNull)
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
-            { #expect($0.status == .ok) }
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: contextBody)
+            ) { #expect($0.status == .ok) }
             try await client.execute(uri: "/v1/users/u-42/status", method: .get) { response in
                 let body = json(response.body)
                 #expect(body["userId"] as? String == "u-42" && body["focused"] as? Bool == true)
@@ -394,7 +415,10 @@ struct AdminAPITests {
                 #expect(body.keys.contains("until"))
             }
             let quiet = #"{"userId":"u-7","version":1,"focus":"Work","sharesStatus":false}"#
-            try await client.execute(uri: "/v1/users/u-7/context", method: .put, body: ByteBuffer(string: quiet)) {
+            try await client.execute(
+                uri: "/v1/users/u-7/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: quiet)
+            ) {
                 #expect($0.status == .ok)
             }
             try await client.execute(uri: "/v1/users/u-7/status", method: .get) { response in
@@ -412,7 +436,10 @@ struct AdminAPITests {
             let given =
                 #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"home"},"context":"#
                 + contextBody + "}"
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: given)) { response in
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: given)
+            ) { response in
                 #expect(response.status == .ok)
                 let body = json(response.body)
                 #expect(body["decision"] as? String == "silenced")
@@ -423,18 +450,29 @@ struct AdminAPITests {
                 #expect(body["badgeUpdates"] as? String == "coalesced-per-commit")
             }
             let stored = #"{"event":{"id":"n1","userId":"u-42","appId":"com.example.chat","filterCriteria":"work"}}"#
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: stored)
+            ) { response in
                 #expect(json(response.body)["reason"] as? String == "no-focus", "nothing stored yet")
             }
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
-            { #expect($0.status == .ok) }
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: stored)) { response in
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: contextBody)
+            ) { #expect($0.status == .ok) }
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: stored)
+            ) { response in
                 #expect(json(response.body)["reason"] as? String == "predicate-match")
             }
             // Rate limits: the configured default (5 per user) for a context without its own.
             let limited =
                 #"{"event":{"id":"n2","userId":"u-42","appId":"com.example.chat","filterCriteria":"work"},"recent":{"deliveredToUser":5}}"#
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: limited)) { response in
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: limited)
+            ) { response in
                 let body = json(response.body)
                 #expect(body["decision"] as? String == "silenced")
                 #expect(body["reason"] as? String == "rate-limited")
@@ -446,7 +484,10 @@ struct AdminAPITests {
             // At a given instant: a schedule's Focus, why, and its next transition.
             let scheduled =
                 #"{"at":"2026-11-24T22:00:00Z","event":{"id":"n3","userId":"u-42","appId":"com.example.chat"},"context":{"userId":"u-42","version":18,"timeZone":"Europe/Paris","foci":{"Sleep":{"otherApps":"silence"}},"schedules":[{"focus":"Sleep","days":["tue"],"start":"22:00","end":"07:00"}]}}"#
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: scheduled)) {
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: scheduled)
+            ) {
                 response in
                 let body = json(response.body)
                 #expect(body["reason"] as? String == "app-silenced" && body["focus"] as? String == "Sleep")
@@ -464,7 +505,10 @@ struct AdminAPITests {
                 (#"{"event":{"id":"n1","appId":"a"}}"#, "missing-field"),
                 (#"{"event":{"id":"n1","userId":"x","appId":"a"},"context":"# + contextBody + "}", "user-mismatch"),
             ] {
-                try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(string: body)) {
+                try await client.execute(
+                    uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: body)
+                ) {
                     response in
                     #expect(response.status == .badRequest)
                     #expect(json(response.body)["error"] as? String == code, "\(body)")

@@ -93,8 +93,10 @@ struct InvalidationEndToEndTests {
         #expect(try await decide().reason == .noFocus)
 
         try await LiveServer.run(fixture.router()) { client in
-            try await client.execute(uri: "/v1/users/u-42/context", method: .put, body: ByteBuffer(string: contextBody))
-            { #expect($0.status == .ok) }
+            try await client.execute(
+                uri: "/v1/users/u-42/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(string: contextBody)
+            ) { #expect($0.status == .ok) }
         }
         let decision = try await Wait.for("the PUT context applied", { try await decide() }) {
             $0.reason == .predicateMismatch

@@ -4,6 +4,7 @@ import Foundation
 #endif
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import Testing
@@ -14,6 +15,8 @@ import Testing
 struct LiveServer: Sendable {
     /// `http://127.0.0.1:port`.
     let baseURL: String
+    /// The port listened on.
+    var port: Int { Int(self.baseURL.split(separator: ":").last!)! }
 
     /// A response as the client received it.
     struct Response {
@@ -24,13 +27,14 @@ struct LiveServer: Sendable {
 
     /// Serves `router` until `body` returns, then stops the server.
     static func run(
-        _ router: Router<BasicRequestContext>, _ body: @Sendable (LiveServer) async throws -> Void
+        _ router: Router<BasicRequestContext>, server: HTTPServerBuilder = .http1(),
+        _ body: @Sendable (LiveServer) async throws -> Void
     ) async throws {
         let (ports, bound) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "focusgate.tests.admin")
         logger.logLevel = .critical
         let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            router: router, server: server, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in
                 bound.yield(channel.localAddress?.port ?? 0)
                 bound.finish()

@@ -78,9 +78,13 @@ struct OpenAPIDocumentTests {
         #expect(required == documented, "every documented field of the answer is required")
         try await LiveServer.run(fixture.router()) { client in
             try await client.execute(
-                uri: "/v1/users/\(decoded.userID)/context", method: .put, body: ByteBuffer(data: context)
+                uri: "/v1/users/\(decoded.userID)/context", method: .put, headers: [.contentType: "application/json"],
+                body: ByteBuffer(data: context)
             ) { #expect($0.status == .ok, "\(String(buffer: $0.body))") }
-            try await client.execute(uri: "/v1/explain", method: .post, body: ByteBuffer(data: explain)) {
+            try await client.execute(
+                uri: "/v1/explain", method: .post, headers: [.contentType: "application/json"],
+                body: ByteBuffer(data: explain)
+            ) {
                 #expect($0.status == .ok, "\(String(buffer: $0.body))")
                 let body = try JSONSerialization.jsonObject(with: Data(buffer: $0.body)) as? [String: Any]
                 let fields = Set(body?.keys ?? [:].keys)

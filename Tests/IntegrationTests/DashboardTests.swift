@@ -104,6 +104,7 @@ extension EmbeddedBrokerTests {
             #expect(try await serve.waitUntilReady())
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(serve.adminPort)/v1/users/u-1/context")!)
             request.httpMethod = "PUT"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = Data(
                 #"{"userId":"u-1","version":1,"focus":"Work","apps":{"chat":{"filterPredicate":"SELF == 'work'"}}}"#
                     .utf8)

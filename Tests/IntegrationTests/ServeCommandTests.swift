@@ -20,6 +20,7 @@ extension EmbeddedBrokerTests {
             var request = URLRequest(url: URL(string: url)!)
             request.httpMethod = method
             request.httpBody = body.map { Data($0.utf8) }
+            if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
             let (data, response) = try await URLSession.shared.data(for: request)
             return ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data, as: UTF8.self))
         }

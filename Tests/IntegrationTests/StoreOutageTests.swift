@@ -17,6 +17,7 @@ extension EmbeddedBrokerTests {
             var request = URLRequest(url: URL(string: url)!)
             request.httpMethod = method
             request.httpBody = body.map { Data($0.utf8) }
+            if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
             request.timeoutInterval = 10
             request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
             let (data, response) = try await URLSession.shared.data(for: request)

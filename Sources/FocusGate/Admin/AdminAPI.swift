@@ -1,4 +1,5 @@
 public import FocusGateCore
+import FocusGateKafka
 import Foundation
 public import Hummingbird
 public import Logging
@@ -16,6 +17,9 @@ public struct AdminAPI: Sendable {
         public var maxBodyBytes: Int = 1 << 20
         /// The configured rate limits (`rateLimits.*`), which explain applies to a context that sets none.
         public var rateLimits: RateLimitPolicy = .none
+        /// `admin.host`: without a token, requests must name it (or `localhost`, or an IP
+        /// address) in `Host` (``HostCheckMiddleware``). Default: `127.0.0.1`.
+        public var listenerHost = "127.0.0.1"
         /// The group's instances (`admin.peers`, `host:port` each), asked about a user (badges,
         /// recent decisions) that no worker here holds. Default: none.
         public var peers: [String] = []
@@ -71,6 +75,9 @@ public struct AdminAPI: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: JSONErrorMiddleware())
+        if (self.configuration.token ?? "").isEmpty {
+            router.add(middleware: HostCheckMiddleware(listenerHost: self.configuration.listenerHost))
+        }
         router.get("healthz") { _, _ in Self.json(Health()) }
         router.get("readyz") { _, _ in
             let readiness = await self.readiness()
@@ -116,6 +123,7 @@ public struct AdminAPI: Sendable {
         if let token = self.configuration.token, !token.isEmpty {
             v1.add(middleware: BearerTokenMiddleware(token: Array(token.utf8)))
         }
+        v1.add(middleware: JSONBodyMiddleware())
         v1.get("users/:userId/context") { _, context in try await self.getContext(context) }
         v1.put("users/:userId/context") { request, context in try await self.putContext(request, context) }
         v1.delete("users/:userId/context") { _, context in try await self.deleteContext(context) }
@@ -285,7 +293,17 @@ public struct AdminAPI: Sendable {
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
+    /// Where explanations are worked out: threads of their own, so that requests decoding large
+    /// documents and evaluating predicates (each bounded by ``CompiledPredicate/evaluationBudget``)
+    /// queue there and never hold Swift's cooperative pool, which answers health, readiness and
+    /// every other request.
+    static let explainThreads = ThreadsExecutor(threads: 2, name: "fg-explain")
+
     private func explain(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try await withTaskExecutorPreference(Self.explainThreads) { try await self.explainHere(request) }
+    }
+
+    private func explainHere(_ request: Request) async throws -> Response {
         let body = try await self.body(request)
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
             throw AdminError(

@@ -96,6 +96,7 @@ public struct FocusGateServer: Sendable {
             token: self.configuration.adminToken.isEmpty ? nil : self.configuration.adminToken,
             rateLimits: RateLimitPolicy(self.configuration.defaultRateLimits),
             peers: self.configuration.adminPeers)
+        apiConfiguration.listenerHost = self.configuration.adminHost
         if let messageMaxBytes = self.configuration.kafkaProperties["message.max.bytes"].flatMap(Int.init) {
             apiConfiguration.maxInvalidationBytes = AdminAPI.Configuration.invalidationBytes(
                 messageMaxBytes: messageMaxBytes)
@@ -117,8 +118,7 @@ public struct FocusGateServer: Sendable {
         let adminURL = "http://\(self.configuration.adminHost):\(self.configuration.adminPort)"
         let application = Application(
             router: api.router(),
-            server: .http1(
-                configuration: .init(idleTimeout: .seconds(Int64(self.configuration.adminIdleTimeoutSeconds)))),
+            server: AdminChannel.builder(self.configuration.adminChannelLimits),
             configuration: .init(
                 address: .hostname(self.configuration.adminHost, port: self.configuration.adminPort),
                 serverName: "focusgate"),

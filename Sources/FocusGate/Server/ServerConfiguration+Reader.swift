@@ -75,6 +75,8 @@ extension ServerConfiguration {
             .text("admin.token", \.adminToken, show: { $0.isEmpty ? "" : "<redacted>" }),
             .boolean("admin.allowUnauthenticated", \.adminAllowUnauthenticated),
             .integer("admin.idleTimeoutSeconds", \.adminIdleTimeoutSeconds, 1...3600),
+            .integer("admin.requestTimeoutSeconds", \.adminRequestTimeoutSeconds, 1...300),
+            .integer("admin.maxConnections", \.adminMaxConnections, 1...65_536),
             Setting(
                 key: "admin.peers",
                 apply: { (text, configuration) throws(Error) in

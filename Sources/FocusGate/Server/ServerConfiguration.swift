@@ -67,12 +67,26 @@ public struct ServerConfiguration: Sendable {
     /// `admin.allowUnauthenticated`: lets the admin API listen beyond loopback without a token.
     /// Default: `false`.
     public var adminAllowUnauthenticated = false
+    /// The admin listener's bounds (`admin.idleTimeoutSeconds`, `admin.requestTimeoutSeconds`,
+    /// `admin.maxConnections`).
+    var adminChannelLimits: AdminChannel.Limits {
+        var limits = AdminChannel.Limits()
+        limits.idleTimeout = .seconds(Int64(self.adminIdleTimeoutSeconds))
+        limits.requestTimeout = .seconds(Int64(self.adminRequestTimeoutSeconds))
+        limits.maxConnections = self.adminMaxConnections
+        return limits
+    }
+
     /// The producers' `message.max.bytes`: `kafka.properties`'s, else librdkafka's default.
     var producerMessageMaxBytes: Int { self.kafkaProperties["message.max.bytes"].flatMap(Int.init) ?? 1_000_000 }
 
     /// `admin.idleTimeoutSeconds`: how long the admin listener keeps a connection that sends
     /// nothing, so that idle or abandoned clients cannot hold its sockets. Default: `60`.
     public var adminIdleTimeoutSeconds = 60
+    /// `admin.requestTimeoutSeconds`: from a request's first byte to its last. Default: `10`.
+    public var adminRequestTimeoutSeconds = 10
+    /// `admin.maxConnections`: connections the admin listener holds at once. Default: `256`.
+    public var adminMaxConnections = 256
     /// `admin.peers`: every instance of the group as `host:port` (a name may resolve to several,
     /// as a Kubernetes headless Service does), asked for the badges of users this instance does
     /// not hold. Default: none (one instance, or each answers only for what it holds).

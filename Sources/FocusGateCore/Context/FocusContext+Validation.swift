@@ -38,6 +38,11 @@ extension FocusContext {
         do {
             context = try self.jsonDecoder.decode(FocusContext.self, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let problem = Self.numberOutOfRange(in: data)
+            {
+                throw problem
+            }
             throw Self.describe(error)
         } catch {
             throw FocusContextError(code: "invalid-json", field: nil, message: "\(error)")
@@ -144,6 +149,45 @@ extension FocusContext {
                 code: "invalid-value", field: field, message: "\(field) is longer than \(self.maxIdentifierBytes) bytes"
             )
         }
+    }
+
+    /// A document that is valid JSON but whose decoding failed without a path: a number that
+    /// does not fit (beyond what a 64-bit integer or a double holds, or a fraction where an
+    /// integer is expected), which the decoder reports as "not valid JSON". Named by its path
+    /// where it can be found (`parameters`, opaque, are not looked in); `nil` for invalid JSON.
+    static func numberOutOfRange(in data: Data) -> FocusContextError? {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            let description = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
+            guard description.contains("not representable") else { return nil }
+            return FocusContextError(code: "invalid-value", field: nil, message: "a number is out of range")
+        }
+        func find(_ value: Any, _ path: String) -> String? {
+            switch value {
+            case let object as [String: Any]:
+                for key in object.keys.sorted() where key != "parameters" {
+                    if let found = find(object[key]!, path.isEmpty ? key : "\(path).\(key)") { return found }
+                }
+            case let array as [Any]:
+                for (index, element) in array.enumerated() {
+                    if let found = find(element, "\(path)[\(index)]") { return found }
+                }
+            case is NSDecimalNumber:
+                return path
+            case let number as NSNumber where !(value is Bool):
+                let double = number.doubleValue
+                if String(cString: number.objCType) == "d", double.rounded() != double { return path }
+            default:
+                break
+            }
+            return nil
+        }
+        guard let field = find(root, "") else { return nil }
+        return FocusContextError(
+            code: "invalid-value", field: field.isEmpty ? nil : field,
+            message: "a number out of range or not an integer where an integer is expected")
     }
 
     private static func describe(_ error: DecodingError) -> FocusContextError {
