@@ -59,9 +59,10 @@ fuzz:
 format:
 	$(SWIFT) format --in-place --recursive --parallel Sources Tests Benchmarks Harness Fuzz Package.swift
 
-## lint: check formatting without changing files
+## lint: check formatting without changing files, and that no type holds too many stored properties
 lint:
 	$(SWIFT) format lint --recursive --parallel Sources Tests Benchmarks Harness Fuzz Package.swift
+	@scripts/stored-properties.py
 
 clean:
 	rm -rf .build

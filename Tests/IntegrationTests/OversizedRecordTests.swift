@@ -16,8 +16,13 @@ extension EmbeddedBrokerTests {
         func boundedDeadLetters(mode: GatewayConfiguration.DeliveryMode) async throws {
             let bench = try await GatewayBench()
             let instance = try await InProcessGateway(bench, configuration: bench.configuration(mode: mode))
+            // Every partition assigned and restored: the first group join (about 3 s on the
+            // embedded broker) is not part of what is measured.
             try await instance.waitUntil(
-                { instance.gateway.isConsuming }, timeout: .seconds(60), what: "the gateway consuming")
+                {
+                    instance.gateway.assignedPartitions == bench.partitions
+                        && instance.gateway.readinessChecks["restore"] == true
+                }, timeout: .seconds(60), what: "every partition assigned")
             let user = Array("u-big".utf8)
             let event = Array(Events.notification("n-headers", user: "u-big", criteria: "work").value.utf8)
             let headers = (0..<4).map { KafkaHeader(name: "h\($0)", value: [UInt8](repeating: 0x68, count: 249_900)) }
@@ -28,19 +33,32 @@ extension EmbeddedBrokerTests {
                     (user, event, headers),
                 ])
             #expect(outcomes.count == 2 && outcomes.allSatisfy { $0.error == nil }, "the broker took both")
-            let sent = ContinuousClock.now
+            // From when the broker has it (the producer's flush returned: it was acknowledged).
             try bench.send([Events.notification("n-after", user: "u-big", criteria: "work")])
-            var decidedAfter: Duration?
+            let sentAt = Int64(Date().timeIntervalSince1970 * 1000)
             try await Wait.until("the next record decided", timeout: .seconds(30)) {
                 let outputs =
                     try bench.readAll(bench.topics.delivered, readUncommitted: true)
                     + bench.readAll(bench.topics.silenced, readUncommitted: true)
-                guard outputs.contains(where: { $0.valueString?.contains(#""n-after""#) == true }) else { return false }
-                decidedAfter = ContinuousClock.now - sent
-                return true
+                return outputs.contains(where: { $0.valueString?.contains(#""n-after""#) == true })
             }
-            // Read back through the topics: the decision came well before it was seen here.
-            #expect(try #require(decidedAfter) < .seconds(10), "\(decidedAfter!)")
+            // When it was decided, as the state remembers it: within 2 s. (About 1.1 s here, nearly
+            // all of it the embedded broker's fetch wait, fetch.wait.max.ms: with 100 ms it is 0.3 s.)
+            guard
+                case .held(.found(let item)) = await instance.gateway.directory.notification(
+                    userID: "u-big", id: "n-after")
+            else {
+                Issue.record("the state does not remember n-after")
+                try await instance.stop()
+                await bench.shutdown()
+                return
+            }
+            print(
+                "oversized records (\(mode)): the next record decided \(item.decidedAtMilliseconds - sentAt) ms after the broker had it"
+            )
+            #expect(
+                item.decidedAtMilliseconds - sentAt < 2_000,
+                "decided \(item.decidedAtMilliseconds - sentAt) ms after the broker had it")
             let dead = try bench.readAll(bench.topics.deadLetters, readUncommitted: true)
             #expect(dead.count == 2, "\(dead.map { $0.header("focusgate-error-detail") ?? "" })")
             for record in dead {
