@@ -6,12 +6,29 @@ public import FocusGateKafka
 extension EmbeddedKafkaBroker {
     /// Takes a broker down (its connections drop, its listener stops) or brings it back up.
     public func setBroker(_ brokerID: Int32, up: Bool) throws(KafkaError) {
-        try self.cluster.withPointer { cluster throws(KafkaError) in
-            try KafkaError.check(
-                up ? rd_kafka_mock_broker_set_up(cluster, brokerID) : rd_kafka_mock_broker_set_down(cluster, brokerID),
-                "set broker \(brokerID) \(up ? "up" : "down")"
-            )
+        let port = self.port(ofBroker: brokerID)
+        // Down re-binds the broker's port at once and aborts the process if another socket took
+        // it in between (HeldConnection): a connection it has accepted keeps the port held.
+        let held = up ? nil : port.flatMap { HeldConnection(port: $0, timeout: .seconds(30)) }
+        try withExtendedLifetime(held) { () throws(KafkaError) in
+            try self.cluster.withPointer { cluster throws(KafkaError) in
+                try KafkaError.check(
+                    up
+                        ? rd_kafka_mock_broker_set_up(cluster, brokerID)
+                        : rd_kafka_mock_broker_set_down(cluster, brokerID),
+                    "set broker \(brokerID) \(up ? "up" : "down")"
+                )
+            }
         }
+        // The listener it listens on again was made when it went down, without TCP_NODELAY.
+        if up, let port { ListeningSockets.disableNagle(ports: [port]) }
+    }
+
+    /// The port broker `brokerID` listens on (ids count from 1, in the order of ``brokerAddresses``).
+    func port(ofBroker brokerID: Int32) -> UInt16? {
+        let addresses = self.brokerAddresses.split(separator: ",")
+        guard brokerID >= 1, Int(brokerID) <= addresses.count else { return nil }
+        return UInt16(addresses[Int(brokerID) - 1].split(separator: ":").last ?? "")
     }
 
     /// Delays every response of a broker by `roundTripTime`: a slow broker.
