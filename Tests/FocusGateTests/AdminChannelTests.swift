@@ -1,10 +1,14 @@
-import FocusGate
+@testable import FocusGate
 import FocusGateHarness
 import FocusGateStore
 import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Testing
 
 #if canImport(Glibc)
@@ -113,17 +117,77 @@ struct AdminChannelTests {
         }
     }
 
-    @Test("a request that completes in time, and the next one on the same connection, are answered as usual")
-    func requestsInTime() async throws {
-        try await LiveServer.run(Self.router(), server: AdminChannel.builder(Self.limits())) { server in
-            let connection = try RawConnection(port: server.port)
-            connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(1500))  // longer than the request timeout: idle, not slow
-            connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            let answer = try #require(connection.readUntilClosed(timeout: .seconds(10)))
-            #expect(answer.components(separatedBy: "HTTP/1.1 200").count == 3, "\(answer)")
-            #expect(!answer.contains("408"))
-        }
+    @Test(
+        "the deadline runs from a request's first byte to its response: a request answered in time, an idle connection and the next request are not timed out"
+    )
+    func requestsInTime() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = try Self.guarded(loop)
+        try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\n"))
+        loop.advanceTime(by: .milliseconds(900))
+        try channel.writeOutbound(ByteBuffer(string: "HTTP/1.1 200 OK\r\n\r\n"))  // the response starts in time
+        loop.advanceTime(by: .seconds(5))  // idle: no request is being read
+        #expect(try Self.written(channel) == ["HTTP/1.1 200 OK\r\n\r\n"])
+        #expect(channel.isActive)
+        try channel.writeInbound(ByteBuffer(string: "GET /healthz HTTP/1.1\r\n"))  // the next request starts its own
+        loop.advanceTime(by: .milliseconds(999))
+        #expect(try Self.written(channel).isEmpty && channel.isActive)
+        loop.advanceTime(by: .milliseconds(1))
+        let answer = try Self.written(channel)
+        #expect(answer.count == 1 && answer[0].hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(answer)")
+        #expect(answer.first?.contains(#""error":"request-timeout""#) == true)
+        #expect(!channel.isActive, "closed after the 408")
+    }
+
+    @Test("a request read in time is not timed out while its answer is worked out, however long that takes")
+    func slowAnswer() throws {
+        let loop = EmbeddedEventLoop()
+        let channel = try Self.guarded(loop)
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: false)
+        try channel.pipeline.syncOperations.addHandlers(HTTP1ToHTTPServerCodec(secure: false), DecodedRequestWatch())
+        try channel.writeInbound(
+            ByteBuffer(string: "PUT /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n{}"))
+        var parts: [HTTPRequestPart] = []
+        while let part = try channel.readInbound(as: HTTPRequestPart.self) { parts.append(part) }
+        #expect(parts.count == 3, "head, body and end reach the handler")
+        loop.advanceTime(by: .seconds(5))
+        #expect(try Self.written(channel).isEmpty, "no 408 for the handler's time")
+        #expect(channel.isActive)
+    }
+
+    @Test("the cap counts the connections open on the listener: one more is refused, a closed one frees its slot")
+    func connectionCapCounted() throws {
+        let loop = EmbeddedEventLoop()
+        let connections = ConnectionCount()
+        let first = try Self.guarded(loop, connections: connections, limit: 1)
+        let second = try Self.guarded(loop, connections: connections, limit: 1)
+        loop.run()
+        #expect(try Self.written(first).isEmpty && first.isActive)
+        let refused = try Self.written(second)
+        #expect(refused.count == 1 && refused[0].hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(refused)")
+        #expect(refused.first?.contains("retry-after: 1\r\n") == true)
+        #expect(!second.isActive)
+        _ = try first.finish()
+        let third = try Self.guarded(loop, connections: connections, limit: 1)
+        loop.run()
+        #expect(try Self.written(third).isEmpty && third.isActive, "the closed connections freed their slots")
+    }
+
+    /// An active channel with only the guard, on `loop`.
+    static func guarded(
+        _ loop: EmbeddedEventLoop, connections: ConnectionCount = ConnectionCount(), limit: Int = 8
+    ) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel(
+            handler: ConnectionGuard(limits: Self.limits(connections: limit), connections: connections), loop: loop)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    /// What the guard has written since last asked, each write as text.
+    static func written(_ channel: EmbeddedChannel) throws -> [String] {
+        var writes: [String] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { writes.append(String(buffer: buffer)) }
+        return writes
     }
 
     @Test(
@@ -135,7 +199,8 @@ struct AdminChannelTests {
             // The server has counted each once it has answered it.
             for connection in held {
                 connection.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                #expect(connection.readResponse(timeout: .seconds(5))?.hasPrefix("HTTP/1.1 200") == true)
+                let answer = connection.readResponse(timeout: .seconds(5))
+                #expect(answer?.hasPrefix("HTTP/1.1 200") == true, "\(String(describing: answer))")
             }
             let extra = try RawConnection(port: server.port)
             let refused = try #require(extra.readUntilClosed(timeout: .seconds(5)), "the extra connection closed")

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 public import Hummingbird
 public import HummingbirdCore
@@ -40,7 +41,7 @@ public struct AdminChannel: ServerChildChannel {
         self.inner = HTTP1Channel(
             responder: responder,
             configuration: .init(
-                additionalChannelHandlers: [ParserErrorAnswer()], idleTimeout: limits.idleTimeout))
+                additionalChannelHandlers: [DecodedRequestWatch()], idleTimeout: limits.idleTimeout))
         self.limits = limits
         self.connections = ConnectionCount()
     }
@@ -64,15 +65,16 @@ public struct AdminChannel: ServerChildChannel {
         await self.inner.handle(value: value, logger: logger)
     }
 
-    /// A JSON error response as bytes, for the guards below the HTTP codec.
-    static func rawResponse(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil)
-        -> ByteBuffer
-    {
-        let body = #"{"error":"\#(code)","message":"\#(message)"}"#
-        var head = "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\ncontent-type: application/json\r\n"
-        if let retryAfter { head += "retry-after: \(retryAfter)\r\n" }
-        head += "connection: close\r\ncontent-length: \(body.utf8.count)\r\n\r\n"
-        return ByteBuffer(string: head + body)
+    /// An error as a whole HTTP/1.1 response in bytes, for the guards below the HTTP codec; the
+    /// connection closes after it.
+    static func rawResponse(_ error: AdminError) -> ByteBuffer {
+        let body = error.body
+        var head = "HTTP/1.1 \(error.status.code) \(error.status.reasonPhrase)\r\ncontent-type: application/json\r\n"
+        if let seconds = error.retryAfterSeconds { head += "retry-after: \(seconds)\r\n" }
+        head += "connection: close\r\ncontent-length: \(body.count)\r\n\r\n"
+        var buffer = ByteBuffer(string: head)
+        buffer.writeBytes(body)
+        return buffer
     }
 }
 
@@ -88,8 +90,9 @@ final class ConnectionCount: Sendable {
 /// First in the pipeline, on bytes: the connection cap and the request-read deadline.
 ///
 /// The deadline starts with a request's first byte (any byte while no request is being read) and
-/// ends when a response starts; a client that trickles headers or a body for longer is answered
-/// `408` and closed.
+/// ends when the request has been read (``RequestRead``, from ``DecodedRequestWatch``) or a
+/// response starts; a client that trickles headers or a body for longer is answered `408` and
+/// closed. A handler that takes long to answer a request read in time is not timed out here.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -129,8 +132,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 handler.refuse(
                     context,
                     AdminChannel.rawResponse(
-                        .serviceUnavailable, "too-many-connections",
-                        "the admin listener holds admin.maxConnections connections; retry shortly", retryAfter: 1))
+                        AdminError(
+                            .serviceUnavailable, "too-many-connections",
+                            "the admin listener holds admin.maxConnections connections; retry shortly",
+                            retryAfterSeconds: 1)))
             }
         }
     }
@@ -154,8 +159,9 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 handler.refuse(
                     context,
                     AdminChannel.rawResponse(
-                        .requestTimeout, "request-timeout",
-                        "the request's headers and body did not arrive within admin.requestTimeoutSeconds"))
+                        AdminError(
+                            .requestTimeout, "request-timeout",
+                            "the request's headers and body did not arrive within admin.requestTimeoutSeconds")))
             }
         }
         context.fireChannelRead(data)
@@ -166,6 +172,17 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         self.deadline?.cancel()
         self.deadline = nil
         context.write(data, promise: promise)
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard event is RequestRead else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        // The request's last byte has come: how long its answer takes is not the client's doing.
+        self.deadline?.cancel()
+        self.deadline = nil
+        promise?.succeed()
     }
 
     private func refuse(_ context: ChannelHandlerContext, _ response: ByteBuffer) {
@@ -179,9 +196,14 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 }
 
-/// After the HTTP codec: a request the parser refuses is answered with the API's JSON error
-/// (Hummingbird's own answer is a bare `400`), unless a response has begun; the connection closes.
-final class ParserErrorAnswer: ChannelDuplexHandler, RemovableChannelHandler {
+/// What ``DecodedRequestWatch`` tells ``ConnectionGuard`` (an outbound user event): a request's
+/// last part has been decoded.
+struct RequestRead: Sendable {}
+
+/// After the HTTP codec: tells the guard below it where each request ends (``RequestRead``), and
+/// answers a request the parser refuses with the API's JSON error (Hummingbird's own answer is a
+/// bare `400`), unless a response has begun; the connection closes then.
+final class DecodedRequestWatch: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -190,6 +212,7 @@ final class ParserErrorAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     private var responding = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .end = self.unwrapInboundIn(data) { context.triggerUserOutboundEvent(RequestRead(), promise: nil) }
         context.fireChannelRead(data)
     }
 
@@ -211,7 +234,7 @@ final class ParserErrorAnswer: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        let body = ByteBuffer(string: #"{"error":"bad-request","message":"the request is not valid HTTP/1.1"}"#)
+        let body = ByteBuffer(bytes: AdminError(.badRequest, "bad-request", "the request is not valid HTTP/1.1").body)
         let head = HTTPResponse(
             status: .badRequest,
             headerFields: [

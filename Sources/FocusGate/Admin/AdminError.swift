@@ -1,3 +1,4 @@
+import FocusGateCore
 import Foundation
 public import HTTPTypes
 public import Hummingbird
@@ -33,13 +34,18 @@ public struct AdminError: Error, Sendable, HTTPResponseError {
     }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
-        var response = AdminAPI.json(
-            ErrorAnswer(
-                error: self.code, message: self.message, field: self.field, position: self.position,
-                reason: self.reason, currentVersion: self.currentVersion),
-            status: self.status)
+        var response = AdminAPI.json(data: self.body, status: self.status)
         if let seconds = self.retryAfterSeconds { response.headers[.retryAfter] = "\(seconds)" }
         return response
+    }
+
+    /// The JSON body, ``ErrorAnswer``: also what the listener's guards below the HTTP codec send.
+    var body: Data {
+        // Encoding this plain answer type cannot fail.
+        try! FocusContext.jsonEncoder.encode(
+            ErrorAnswer(
+                error: self.code, message: self.message, field: self.field, position: self.position,
+                reason: self.reason, currentVersion: self.currentVersion))
     }
 }
 
