@@ -66,6 +66,12 @@ let package = Package(
             name: "FocusGateCore",
             swiftSettings: strictSwift
         ),
+        // Threads of their own for blocking work (consume loops, commits, store loads): for the
+        // pipeline, the context cache, the benchmarks and the tests.
+        .target(
+            name: "FocusGateThreads",
+            swiftSettings: strictSwift
+        ),
         .target(
             name: "FocusGateKafka",
             dependencies: [
@@ -102,6 +108,7 @@ let package = Package(
                 "FocusGateCore",
                 "FocusGateKafka",
                 "FocusGateStore",
+                "FocusGateThreads",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // The admin API asks its peers (Admin/PeerInstances.swift) over NIO's HTTP/1.1.
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -166,7 +173,7 @@ let package = Package(
             name: "ContextBenchmark",
             dependencies: [
                 "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
-                "FocusGateHarness", "BenchmarkSupport",
+                "FocusGateThreads", "FocusGateHarness", "BenchmarkSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -191,7 +198,7 @@ let package = Package(
             name: "Soak",
             dependencies: [
                 "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
-                "FocusGateHarness",
+                "FocusGateThreads", "FocusGateHarness",
             ],
             path: "Benchmarks/Soak",
             swiftSettings: strictSwift
@@ -201,7 +208,7 @@ let package = Package(
         // Test traits the test targets share (which threads a test runs on).
         .target(
             name: "FocusGateTestSupport",
-            dependencies: ["FocusGateKafka"],
+            dependencies: ["FocusGateThreads"],
             path: "Tests/Support",
             swiftSettings: strictSwift
         ),
@@ -222,10 +229,15 @@ let package = Package(
             swiftSettings: strictSwift
         ),
         .testTarget(
+            name: "FocusGateThreadsTests",
+            dependencies: ["FocusGateThreads", "FocusGateTestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
             name: "FocusGateTests",
             dependencies: [
                 "FocusGate", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateCore", "FocusGateStore",
-                "FocusGateHarness", "FocusGateTestSupport",
+                "FocusGateThreads", "FocusGateHarness", "FocusGateTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -241,7 +253,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "FocusGate", "FocusGateCore", "FocusGateKafka", "FocusGateEmbeddedBroker", "FocusGateStore",
-                "FocusGateHarness", "FocusGateTestSupport",
+                "FocusGateThreads", "FocusGateHarness", "FocusGateTestSupport",
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSwift

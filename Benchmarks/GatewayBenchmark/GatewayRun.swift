@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 
 // MARK: - One gateway run: `focusgate serve` over an input of its own

@@ -1,5 +1,6 @@
 import FocusGate
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 import Synchronization
 

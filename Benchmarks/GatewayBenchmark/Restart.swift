@@ -2,6 +2,7 @@ import BenchmarkSupport
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 
 // MARK: - A restarted instance's backlog (`GatewayBenchmark restart`)

@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateHarness
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 
 // MARK: - A mass Focus transition, end to end

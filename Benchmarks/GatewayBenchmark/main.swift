@@ -37,6 +37,7 @@ import FocusGateCore
 import FocusGateKafka
 import FocusGateEmbeddedBroker
 import FocusGateStore
+import FocusGateThreads
 import Foundation
 import Logging
 import FocusGateHarness

@@ -14,6 +14,7 @@ import FocusGateKafka
 import FocusGateEmbeddedBroker
 import FocusGateStore
 import FocusGateHarness
+import FocusGateThreads
 import Foundation
 import Logging
 import Synchronization

@@ -3,6 +3,7 @@ import FocusGateCore
 import FocusGateStore
 import FocusGateHarness
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 import Prometheus
 import FocusGateTestSupport

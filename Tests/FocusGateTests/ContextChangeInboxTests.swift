@@ -1,6 +1,7 @@
 @testable import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateThreads
 import Logging
 import Synchronization
 import Testing

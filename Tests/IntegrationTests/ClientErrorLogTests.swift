@@ -1,5 +1,6 @@
 import FocusGateHarness
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 import Testing
 

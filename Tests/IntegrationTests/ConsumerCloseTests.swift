@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateHarness
 import FocusGateKafka
 import FocusGateEmbeddedBroker
+import FocusGateThreads
 import Foundation
 import Logging
 import Synchronization

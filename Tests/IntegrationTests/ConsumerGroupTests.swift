@@ -1,6 +1,7 @@
 import FocusGateKafka
 import FocusGateEmbeddedBroker
 import FocusGateHarness
+import FocusGateThreads
 import Foundation
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import FocusGate
 import FocusGateCore
 import FocusGateKafka
 import FocusGateHarness
+import FocusGateThreads
 import Foundation
 #if canImport(FoundationNetworking)
     import FoundationNetworking

@@ -1,5 +1,6 @@
 import FocusGateKafka
 import FocusGateTestSupport
+import FocusGateThreads
 import Testing
 
 extension EmbeddedBrokerTests {

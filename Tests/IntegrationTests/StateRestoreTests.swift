@@ -1,6 +1,7 @@
 import FocusGate
 import FocusGateCore
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 import Testing
 

@@ -1,4 +1,4 @@
-import FocusGateKafka
+import FocusGateThreads
 import Foundation
 
 extension ContextCache {

@@ -1,4 +1,5 @@
 public import FocusGateCore
+import FocusGateThreads
 import Foundation
 public import FocusGateKafka
 public import Logging

@@ -1,5 +1,6 @@
 public import FocusGateCore
 import FocusGateKafka
+import FocusGateThreads
 import Foundation
 public import Logging
 public import ServiceLifecycle
