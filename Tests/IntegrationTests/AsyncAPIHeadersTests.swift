@@ -43,7 +43,7 @@ extension EmbeddedBrokerTests {
         func headersMatch() async throws {
             let bench = try await GatewayBench()
             let instance = try await InProcessGateway(bench, configuration: bench.configuration())
-            try await bench.put(GatewayEndToEndTests.context("u-1", version: 1))
+            try await bench.put(GatewayScenarioTests.GatewayEndToEndTests.context("u-1", version: 1))
             try await instance.waitUntil { instance.invalidationsHandled >= 1 }
             try bench.send([
                 Events.notification("n-1", user: "u-1", criteria: "work"),

@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// The gateway against the embedded broker over TCP: decisions, headers, DLQ, dedupe, badges.
     @Suite("Gateway end to end")
     struct GatewayEndToEndTests {

@@ -6,11 +6,11 @@ import FocusGateHarness
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// Transaction failures, at-least-once mode, and partitions moving between instances.
     @Suite("Gateway failures and handover")
     struct GatewayFailoverTests {
-        typealias Stream = GatewayRestartTests
+        typealias Stream = EmbeddedBrokerTests.GatewayRestartTests
 
         /// Checks the audit: every input exactly once, badges equal to a recomputation.
         private func expectExactlyOnce(_ audit: Audit, _ records: [(key: String?, value: String)]) {

@@ -9,7 +9,7 @@ import Testing
     import FoundationNetworking
 #endif
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// "Why didn't I get it?": a user's recent decisions through the admin API of a group of
     /// `focusgate serve` instances, against what the outputs' headers said.
     @Suite("A user's recent decisions")
@@ -114,7 +114,7 @@ extension EmbeddedBrokerTests {
         )
         func everyReason() async throws {
             let bench = try await GatewayBench()
-            let start = GatewayFleetTests.group(bench, size: 2)
+            let start = EmbeddedBrokerTests.GatewayFleetTests.group(bench, size: 2)
             var instances = [try await start(0), try await start(1)]
             for instance in instances { #expect(try await instance.waitUntilReady(timeout: .seconds(60))) }
             let pair = instances

@@ -5,7 +5,7 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// The retention through the gateway: quiet users' badges fall to 0, their state keys get
     /// tombstones, and a restart restores none of them.
     @Suite("Retention through the gateway")

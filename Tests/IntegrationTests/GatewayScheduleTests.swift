@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// Schedules against the embedded broker over TCP, with time moved by an injected clock:
     /// transitions with no message, timers across a restart, focus.status.
     @Suite("Gateway schedules and timers")

@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// Summaries of what a Focus silenced, on notifications.summaries, against the embedded broker
     /// over TCP: at the end of a scheduled Focus with no input, across a partition handover and
     /// across a SIGKILL restart, each checked by the auditor.

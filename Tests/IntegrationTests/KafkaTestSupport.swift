@@ -12,6 +12,13 @@ import Testing
 @Suite("Embedded broker over TCP", .serialized, .ownThreads)
 struct EmbeddedBrokerTests {}
 
+/// The gateway's scenarios end to end (decisions, schedules, summaries, rate limits, people,
+/// history, retention, failover), one at a time like ``EmbeddedBrokerTests`` but alongside them:
+/// each waits mostly on the broker and the instances it starts, not on the cores, and none of
+/// them times what it waits for.
+@Suite("Embedded broker over TCP: gateway scenarios", .serialized, .ownThreads)
+struct GatewayScenarioTests {}
+
 /// The gateway's broker-fault audits, one at a time like ``EmbeddedBrokerTests`` but alongside
 /// them: the two take about the same time, and these assert no timings, only their audits (with
 /// waits of a minute and more), which a busier machine delays but does not change.

@@ -5,7 +5,7 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// Users whose ids are canonically equivalent but differ in bytes (as Kafka keys and the store
     /// tell them apart) are decided, counted and remembered apart by the gateway.
     @Suite("Look-alike user ids")

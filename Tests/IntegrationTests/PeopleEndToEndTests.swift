@@ -5,7 +5,7 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// People lists and repeated senders through the whole pipeline, over the embedded broker.
     @Suite("People end to end")
     struct PeopleEndToEndTests {

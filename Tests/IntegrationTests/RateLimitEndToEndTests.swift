@@ -5,7 +5,7 @@ import FocusGateKafka
 import Foundation
 import Testing
 
-extension EmbeddedBrokerTests {
+extension GatewayScenarioTests {
     /// Rate limits and repeated senders through the whole pipeline: decided by record timestamps,
     /// alike across a partition handover and in a replay from offset 0.
     @Suite("Rate limits end to end")
