@@ -79,7 +79,7 @@ import Foundation
             let (decision, _) = state.decide(
                 event, lookup: lookup, defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
                 nowMilliseconds: sentAt, sentAtMilliseconds: sentAt, sourceOffset: Int64(position))
-            if decision.reason == .rateLimited { rateLimited += 1 }
+            if decision?.reason == .rateLimited { rateLimited += 1 }
             if position % 2048 == 0 {
                 // As the gateway writes them: each record with the commit's as-of offset and the
                 // commit's time as its timestamp.
@@ -88,7 +88,7 @@ import Foundation
                 }
                 state.commit()
             }
-            return decision.outcome == .delivered ? 1 : 0
+            return decision?.outcome == .delivered ? 1 : 0
         }
         for _ in 0..<400_000 { _ = decide(&state) }
         rateLimited = 0

@@ -253,6 +253,7 @@ plainEvent.withUnsafeBytes { bytes in
     _ = measure("decode + context lookup + decide", iterations: 2_000_000) {
         guard let event = try? decoder.decode(value: bytes, key: nil) else { return 0 }
         let decision = FocusDecider.decide(event, lookup: .available(contexts[event.userID]), nowMilliseconds: now)
+            .decision
         return decision.outcome == .delivered ? 1 : 0
     }
 }
@@ -277,7 +278,8 @@ for (name, compiled) in [("no people lists", context), ("5,000 + 5,000 people", 
             measure("decode + context lookup + decide, with a sender, \(name)", iterations: 2_000_000) {
                 guard let event = try? decoder.decode(value: bytes, key: nil) else { return 0 }
                 let decision = FocusDecider.decide(
-                    event, lookup: .available(lookup[event.userID]), nowMilliseconds: now)
+                    event, lookup: .available(lookup[event.userID]), nowMilliseconds: now
+                ).decision
                 return decision.outcome == .delivered ? 1 : 0
             })
     }

@@ -61,19 +61,17 @@ struct DecisionStateModelTests {
         mutating func decide(_ event: NotificationEvent, at time: Int64) -> String {
             let context = DecisionStateModelTests.context
             if self.badges.isDuplicate(user: event.userID, id: event.id) { return "duplicate" }
-            var decision = FocusDecider.decide(
-                event, repeatedSender: self.isRepeated(user: event.userID, sender: event.senderID, at: time),
-                lookup: .available(context), nowMilliseconds: DecisionStateModelTests.now)
             let policy = DecisionStateModelTests.policy
             let appKey = "\(event.userID)/\(event.appID)"
-            if decision.outcome == .delivered {
-                decision = FocusDecider.limit(
-                    decision, interruptionLevel: event.interruptionLevel,
-                    senderList: context.personList(of: event.senderID), policy: policy,
-                    delivered: RateCounts(
+            let decision = FocusDecider.decide(
+                event, lookup: .available(context), nowMilliseconds: DecisionStateModelTests.now,
+                repeatedSender: { self.isRepeated(user: event.userID, sender: event.senderID, at: time) },
+                delivered: { _ in
+                    RateCounts(
                         user: self.count(event.userID, at: time, cap: policy.perUser!),
-                        app: self.count(appKey, at: time, cap: policy.perApp!)))
-            }
+                        app: self.count(appKey, at: time, cap: policy.perApp!))
+                }
+            ).decision
             if let sender = event.senderID { self.note(user: event.userID, sender: sender, at: time) }
             if decision.outcome == .delivered {
                 self.record(event.userID, at: time, cap: policy.perUser!)
@@ -117,7 +115,7 @@ struct DecisionStateModelTests {
         let (decision, admission) = state.decide(
             event, lookup: .available(Self.context), defaultRateLimits: .none,
             repeatedWindowMilliseconds: Self.repeatedWindow, nowMilliseconds: Self.now, sentAtMilliseconds: time)
-        return admission == .duplicate ? "duplicate" : decision.reason.rawValue
+        return admission == .duplicate ? "duplicate" : decision?.reason.rawValue ?? "none"
     }
 
     @Test(

@@ -252,3 +252,18 @@ struct FocusContextTests {
         #expect(compiler.distinctPredicates == 1)
     }
 }
+
+extension FocusDecider {
+    /// The one decision path for an event of these fields, as the tables here are written.
+    static func decide(
+        appID: String, criteria: String?, interruptionLevel: InterruptionLevel, senderID: String? = nil,
+        repeatedSender: Bool = false, lookup: ContextLookup, nowMilliseconds: Int64
+    ) -> Decision {
+        self.decide(
+            NotificationEvent(
+                id: "n", userID: "u", appID: appID, filterCriteria: criteria, interruptionLevel: interruptionLevel,
+                senderID: senderID),
+            lookup: lookup, nowMilliseconds: nowMilliseconds, repeatedSender: { repeatedSender }
+        ).decision
+    }
+}

@@ -257,7 +257,8 @@ extension FocusScheduleTests {
         func decide(_ app: String, _ instant: String) -> String {
             let decision = FocusDecider.decide(
                 NotificationEvent(kind: .notification, id: "n", userID: "u", appID: app),
-                lookup: .available(context), nowMilliseconds: Self.at(instant))
+                lookup: .available(context), nowMilliseconds: Self.at(instant)
+            ).decision
             return "\(decision.reason) \(decision.focus ?? "-")"
         }
         #expect(decide("news", "2026-11-24T09:00:00Z") == "app-silenced Work", "Tuesday 10:00")

@@ -27,7 +27,7 @@ struct FocusSummaryTests {
     static func decide(
         _ state: inout PartitionState, _ event: NotificationEvent, _ context: CompiledFocusContext, at instant: Int64,
         offset: Int64
-    ) -> Decision {
+    ) -> Decision? {
         state.decide(
             event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 180_000,
             nowMilliseconds: instant, sentAtMilliseconds: instant, sourceOffset: offset
@@ -55,7 +55,7 @@ struct FocusSummaryTests {
         for (index, event) in events.enumerated() {
             let decision = Self.decide(
                 &state, event, context, at: night + Int64(index) * 60_000, offset: 100 + Int64(index))
-            #expect(decision.outcome == (event.id == "alarm" ? .delivered : .silenced))
+            #expect(decision?.outcome == (event.id == "alarm" ? .delivered : .silenced))
         }
         _ = state.admit(
             NotificationEvent(kind: .read, id: "r", userID: "u", appID: "news", notificationIDs: ["n4"]),
@@ -280,7 +280,7 @@ struct FocusSummaryTests {
         let off = try compiler.compile(FocusContext(userID: "u", version: 2))
         var state = PartitionState()
         let decision = Self.decide(&state, Self.notification("p1", thread: "t"), personal, at: 1_000, offset: 1)
-        #expect(decision.outcome == .silenced)
+        #expect(decision?.outcome == .silenced)
         #expect(Self.summaryItems(state).isEmpty)
         _ = state.recompute(userID: "u", context: off, nowMilliseconds: 2_000)
         #expect(state.pendingSummaries.isEmpty)

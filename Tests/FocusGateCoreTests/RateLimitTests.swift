@@ -29,7 +29,7 @@ struct RateLimitTests {
         let (decision, admission) = state.decide(
             event, lookup: .available(context), defaultRateLimits: defaults, repeatedWindowMilliseconds: 180_000,
             nowMilliseconds: sentAt, sentAtMilliseconds: sentAt)
-        return admission == .duplicate ? "duplicate" : decision.reason.rawValue
+        return admission == .duplicate ? "duplicate" : decision?.reason.rawValue ?? "none"
     }
 
     // MARK: - The window
@@ -56,6 +56,20 @@ struct RateLimitTests {
 
     // MARK: - Decisions
 
+    /// `decision` with the cap applied that silences it, if any, as the one decision path does.
+    static func limit(
+        _ decision: Decision, interruptionLevel: InterruptionLevel, senderList: PersonList?, policy: RateLimitPolicy,
+        delivered: RateCounts
+    ) -> Decision {
+        var limited = decision
+        if let hit = FocusDecider.rateLimitHit(
+            decision, interruptionLevel: interruptionLevel, senderList: senderList, policy: policy, delivered: delivered
+        ) {
+            limited.silence(by: hit)
+        }
+        return limited
+    }
+
     @Test(
         "exemptions: critical, time-sensitive and allowed or repeated senders get through a full window unless the limits say otherwise",
         arguments: [true, false])
@@ -67,7 +81,7 @@ struct RateLimitTests {
         let full = RateCounts(user: 1, app: 0)
         let delivered = Decision(outcome: .delivered, reason: .noFocus)
         func limited(_ decision: Decision, _ level: InterruptionLevel, _ list: PersonList?) -> Bool {
-            FocusDecider.limit(decision, interruptionLevel: level, senderList: list, policy: limits, delivered: full)
+            Self.limit(decision, interruptionLevel: level, senderList: list, policy: limits, delivered: full)
                 .reason == .rateLimited
         }
         #expect(limited(delivered, .active, nil))
@@ -78,9 +92,9 @@ struct RateLimitTests {
         #expect(limited(Decision(outcome: .delivered, reason: .repeatedSender), .active, nil) != exemptAll)
         let silenced = Decision(outcome: .silenced, reason: .appSilenced)
         #expect(
-            FocusDecider.limit(silenced, interruptionLevel: .active, senderList: nil, policy: limits, delivered: full)
+            Self.limit(silenced, interruptionLevel: .active, senderList: nil, policy: limits, delivered: full)
                 == silenced, "a silenced notification stays as it was")
-        let underCap = FocusDecider.limit(
+        let underCap = Self.limit(
             delivered, interruptionLevel: .active, senderList: nil, policy: limits, delivered: RateCounts())
         #expect(underCap == delivered)
     }
@@ -90,12 +104,12 @@ struct RateLimitTests {
         let limits = RateLimitPolicy(
             .init(perUser: .init(max: 10, windowSeconds: 3600), perApp: .init(max: 3, windowSeconds: 600)))
         let delivered = Decision(outcome: .delivered, reason: .predicateMatch, focus: "Work", contextVersion: 4)
-        let byUser = FocusDecider.limit(
+        let byUser = Self.limit(
             delivered, interruptionLevel: .active, senderList: nil, policy: limits, delivered: .init(user: 10, app: 3))
         #expect(byUser.outcome == .silenced && byUser.reason == .rateLimited)
         #expect(byUser.rateLimit == RateLimitHit(scope: .user, max: 10, windowSeconds: 3600, delivered: 10))
         #expect(byUser.focus == "Work" && byUser.contextVersion == 4)
-        let byApp = FocusDecider.limit(
+        let byApp = Self.limit(
             delivered, interruptionLevel: .active, senderList: nil, policy: limits, delivered: .init(user: 9, app: 3))
         #expect(byApp.rateLimit == RateLimitHit(scope: .app, max: 3, windowSeconds: 600, delivered: 3))
     }

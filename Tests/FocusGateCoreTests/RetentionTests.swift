@@ -20,7 +20,7 @@ struct RetentionTests {
 
     /// Decides `event` at `time` with no Focus, under the rate limits, as the worker does.
     @discardableResult
-    static func decide(_ state: inout PartitionState, _ event: NotificationEvent, at time: Int64) -> Decision {
+    static func decide(_ state: inout PartitionState, _ event: NotificationEvent, at time: Int64) -> Decision? {
         state.decide(
             event, lookup: .available(nil), defaultRateLimits: Self.limits, repeatedWindowMilliseconds: 60_000,
             nowMilliseconds: time, sentAtMilliseconds: time

@@ -48,7 +48,7 @@ actor LedgerUsers: UserStateReading {
             context: nil, nowMilliseconds: 0)
     }
     /// Decides `event` as a worker does, at input offset `offset`.
-    func decide(_ event: NotificationEvent, context: CompiledFocusContext?, offset: Int64) -> Decision {
+    func decide(_ event: NotificationEvent, context: CompiledFocusContext?, offset: Int64) -> Decision? {
         self.state.decide(
             event, lookup: .available(context), defaultRateLimits: .none, repeatedWindowMilliseconds: 0,
             nowMilliseconds: 1_000 + offset, sentAtMilliseconds: 1_000 + offset, sourceOffset: offset

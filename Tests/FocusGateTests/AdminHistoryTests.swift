@@ -16,13 +16,13 @@ extension AdminAPITests {
         let work = try compiler.compile(
             FocusContext(userID: "u", version: 3, focus: "Work", apps: ["mail": .init(silenced: true)]))
         #expect(
-            await fixture.users.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5).outcome
+            await fixture.users.decide(.init(id: "n-1", userID: "u", appID: "chat"), context: work, offset: 5)?.outcome
                 == .delivered)
         #expect(
-            await fixture.users.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6).outcome
+            await fixture.users.decide(.init(id: "n-2", userID: "u", appID: "mail"), context: work, offset: 6)?.outcome
                 == .silenced)
         #expect(
-            await fixture.users.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7).reason
+            await fixture.users.decide(.init(id: "n-3", userID: "u", appID: "chat"), context: nil, offset: 7)?.reason
                 == .noFocus)
         @Sendable func get(_ server: LiveServer, _ uri: String) async throws -> (HTTPResponse.Status, [String: Any]) {
             var answer: (HTTPResponse.Status, ByteBuffer) = (.internalServerError, ByteBuffer())

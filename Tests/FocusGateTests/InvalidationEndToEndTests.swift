@@ -86,8 +86,9 @@ struct InvalidationEndToEndTests {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         func decide() async throws -> Decision {
             FocusDecider.decide(
-                appID: "com.example.chat", criteria: "home", interruptionLevel: .active,
-                lookup: try await cache.resolveOffPool(["u-42"])["u-42"]!, nowMilliseconds: now)
+                NotificationEvent(id: "n", userID: "u-42", appID: "com.example.chat", filterCriteria: "home"),
+                lookup: try await cache.resolveOffPool(["u-42"])["u-42"]!, nowMilliseconds: now
+            ).decision
         }
         // The user is cached as "no context": notifications are delivered.
         #expect(try await decide().reason == .noFocus)

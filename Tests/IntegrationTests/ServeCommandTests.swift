@@ -135,7 +135,8 @@ extension EmbeddedBrokerTests {
                 (try? await self.get("http://127.0.0.1:\(serve.adminPort)/healthz").0) == 200 || !serve.isRunning
             }
             #expect(serve.isRunning, "\(serve.standardError.suffix(1500))")
-            let socket = try #require(Self.connect(port: serve.adminPort))
+            let socket = connectLoopback(port: serve.adminPort)
+            try #require(socket >= 0, "connected to the admin port")
             defer { close(socket) }
             let opened = ContinuousClock.now
             try await Wait.until("the server closing the idle connection", timeout: .seconds(20)) {
@@ -146,26 +147,6 @@ extension EmbeddedBrokerTests {
             let kept = ContinuousClock.now - opened
             #expect(kept >= .milliseconds(1500) && kept < .seconds(10), "closed after \(kept)")
             #expect(await serve.stop(SIGTERM) == 0)
-        }
-
-        /// A TCP connection to 127.0.0.1:`port`, or `nil`.
-        private static func connect(port: UInt16) -> Int32? {
-            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard socket >= 0 else { return nil }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = port.bigEndian
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard connected == 0 else {
-                close(socket)
-                return nil
-            }
-            return socket
         }
 
         @Test("kafka.properties reach librdkafka: TLS and SASL settings are passed through to every client")

@@ -106,15 +106,12 @@ extension GatewayWorker {
                 if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
                 if event.kind == .notification {
-                    let (decision, admission) = progress.state.decide(
+                    let decided = progress.state.decide(
                         event, lookup: lookup, defaultRateLimits: rateLimits,
                         repeatedWindowMilliseconds: repeatedWindow, nowMilliseconds: now,
                         sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset,
                         userHash: userHashes[user])
-                    switch admission {
-                    case .duplicate:
-                        counts.duplicates += 1
-                    case .applied:
+                    if let decision = decided.decision {
                         let outcome = decision.outcome == .delivered ? 0 : 1
                         Self.writeDecisionHeaders(
                             decision, record: record, sourcePrefix: progress.sourcePrefix,
@@ -130,6 +127,8 @@ extension GatewayWorker {
                         }
                         produced += 1
                         counts.count(outcome: outcome, reason: decision.reason.index)
+                    } else {
+                        counts.duplicates += 1
                     }
                 } else {
                     _ = progress.state.admit(

@@ -92,27 +92,18 @@ public struct DecisionExplanation: Sendable, Hashable, Codable {
     ) throws(FocusContextError) {
         var compiler = FocusContextCompiler()
         let compiled = try context.map { (context) throws(FocusContextError) in try compiler.compile(context) }
-        // The configuration of the Focus on at that instant (a schedule's, or the manual one).
-        let inForce = compiled?.inForce(atMilliseconds: nowMilliseconds)
-        var decision = FocusDecider.decide(
-            event, repeatedSender: recent.repeatedSender && inForce?.allowsRepeatedSenders == true,
-            lookup: .available(inForce), nowMilliseconds: nowMilliseconds)
-        decision = FocusDecider.limit(
-            decision, interruptionLevel: event.interruptionLevel, senderList: inForce?.personList(of: event.senderID),
-            policy: inForce?.rateLimits ?? defaultRateLimits,
-            delivered: RateCounts(user: recent.deliveredToUser, app: recent.deliveredFromApp))
+        let ruling = FocusDecider.decide(
+            event, lookup: .available(compiled), nowMilliseconds: nowMilliseconds, rateLimits: defaultRateLimits,
+            repeatedSender: { recent.repeatedSender },
+            delivered: { _ in RateCounts(user: recent.deliveredToUser, app: recent.deliveredFromApp) })
+        let decision = ruling.decision
         self.rateLimit = decision.rateLimit
         self.decision = decision.outcome.rawValue
         self.reason = decision.reason.rawValue
         self.focus = decision.focus
         self.contextVersion = decision.contextVersion
-        self.senderList =
-            inForce?.isFocusOn(atMilliseconds: nowMilliseconds) == true
-            ? inForce?.personList(of: event.senderID) : nil
-        self.badgeCounted = FocusDecider.countsInBadge(
-            appID: event.appID, criteria: event.filterCriteria, senderID: event.senderID, context: inForce,
-            nowMilliseconds: nowMilliseconds
-        )
+        self.senderList = ruling.context?.isFocusOn(atMilliseconds: nowMilliseconds) == true ? ruling.senderList : nil
+        self.badgeCounted = ruling.countsInBadge
         self.focusState = FocusStateReport(
             compiled?.focusState(at: nowMilliseconds) ?? FocusState(focus: nil, cause: .none))
     }

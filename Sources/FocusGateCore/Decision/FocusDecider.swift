@@ -6,56 +6,86 @@ public enum ContextLookup: Sendable {
     case unavailable
 }
 
-/// The decision rules of docs/contract.md, Decisions, as a pure function.
+/// The decision rules of docs/contract.md, Decisions and Rate limits, as pure functions: one for
+/// a notification's decision, which the record loop (``PartitionState``), `explain`
+/// (``DecisionExplanation``) and the tests all call, and one for whether an unread notification
+/// counts in its app's badge.
 public enum FocusDecider {
-    /// Decides a `notification` event.
+    /// A notification's decision, with what was found on the way that the caller's state keeps.
+    public struct Ruling: Sendable {
+        /// The decision with its reason.
+        public var decision: Decision
+        /// Whether the notification, while unread, counts in its app's badge under the context in
+        /// force (``countsInBadge(appID:criteria:senderID:context:nowMilliseconds:)``).
+        public var countsInBadge: Bool
+        /// The context in force at the decision time (a schedule's configuration, or the manual
+        /// one); `nil` when the user has none or it is unavailable.
+        public var context: CompiledFocusContext?
+        /// The list of the context in force that names the event's sender, if any.
+        public var senderList: PersonList?
+        /// The rate limits in force: the context's, else the configured default.
+        public var rateLimits: RateLimitPolicy
+    }
+
+    /// Decides a `notification` event: the Focus in force at `nowMilliseconds`, its people
+    /// lists, the app's filter and predicate, the breakthroughs (critical, time-sensitive,
+    /// repeated senders), then the rate limits in force.
     ///
     /// - Parameters:
-    ///   - appID: The event's app.
-    ///   - criteria: The event's filter criteria, `nil` when it carries none.
-    ///   - interruptionLevel: The event's interruption level.
-    ///   - senderID: The event's sender, `nil` when it names none.
-    ///   - repeatedSender: Whether the same sender sent the user another notification within the
-    ///     repeated-sender window (the partition state knows, from record timestamps).
+    ///   - event: A `notification` event.
     ///   - lookup: The user's context.
     ///   - nowMilliseconds: The decision time (Unix milliseconds), for expiry and schedules.
-    /// - Returns: The decision with its reason.
+    ///   - rateLimits: The configured caps, for a user whose context sets none. Default: none.
+    ///   - senderHash: The sender id's ``StableHash/sender(_:)`` when the caller has it.
+    ///   - repeatedSender: Whether the same sender sent the user another notification within the
+    ///     repeated-sender window; asked only when the context in force lets repeated senders
+    ///     through (the partition state knows, from record timestamps).
+    ///   - delivered: The deliveries counted in the windows of the caps given; asked only for a
+    ///     delivery while caps are set.
+    /// - Returns: The decision, and what was found on the way.
     public static func decide(
-        appID: String,
-        criteria: String?,
-        interruptionLevel: InterruptionLevel,
-        senderID: String? = nil,
-        repeatedSender: Bool = false,
-        lookup: ContextLookup,
-        nowMilliseconds: Int64
-    ) -> Decision {
-        guard case .available(var found) = lookup else {
-            return Decision(outcome: .delivered, reason: .contextUnavailable)
+        _ event: NotificationEvent, lookup: ContextLookup, nowMilliseconds: Int64,
+        rateLimits defaultRateLimits: RateLimitPolicy = .none, senderHash: UInt64? = nil,
+        repeatedSender: () -> Bool = { false }, delivered: (RateLimitPolicy) -> RateCounts = { _ in RateCounts() }
+    ) -> Ruling {
+        var context: CompiledFocusContext?
+        var person: PersonList?
+        var decision: Decision
+        var counts = true
+        if case .available(let found) = lookup {
+            // With schedules, the configuration of the Focus on now decides (its people lists too).
+            context = found
+            if let scheduled = found, scheduled.hasSchedules {
+                context = scheduled.inForce(atMilliseconds: nowMilliseconds)
+            }
+            if let senderID = event.senderID, let context {
+                person =
+                    senderHash.map { context.personList(of: senderID, hash: $0) } ?? context.personList(of: senderID)
+            }
+            let repeated = context?.allowsRepeatedSenders == true && repeatedSender()
+            (decision, counts) = self.decideCounting(
+                appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
+                person: person, repeatedSender: repeated, context: context, nowMilliseconds: nowMilliseconds)
+        } else {
+            decision = Decision(outcome: .delivered, reason: .contextUnavailable)
         }
-        if let scheduled = found, scheduled.hasSchedules { found = scheduled.inForce(atMilliseconds: nowMilliseconds) }
-        return self.decide(
-            appID: appID, criteria: criteria, interruptionLevel: interruptionLevel,
-            person: found?.personList(of: senderID), repeatedSender: repeatedSender, context: found,
-            nowMilliseconds: nowMilliseconds)
+        let limits = context?.rateLimits ?? defaultRateLimits
+        if limits.isActive && decision.outcome == .delivered,
+            let hit = self.rateLimitHit(
+                decision, interruptionLevel: event.interruptionLevel, senderList: person, policy: limits,
+                delivered: delivered(limits))
+        {
+            decision.silence(by: hit)
+        }
+        return Ruling(
+            decision: decision, countsInBadge: counts, context: context, senderList: person, rateLimits: limits)
     }
 
-    /// Decides with the sender's people list already looked up (`person`), for a caller that
-    /// needs the list again: one lookup per notification.
-    static func decide(
-        appID: String, criteria: String?, interruptionLevel: InterruptionLevel, person: PersonList?,
-        repeatedSender: Bool, context found: CompiledFocusContext?, nowMilliseconds: Int64
-    ) -> Decision {
-        self.decideCounting(
-            appID: appID, criteria: criteria, interruptionLevel: interruptionLevel, person: person,
-            repeatedSender: repeatedSender, context: found, nowMilliseconds: nowMilliseconds
-        ).decision
-    }
-
-    /// ``decide(appID:criteria:interruptionLevel:person:repeatedSender:context:nowMilliseconds:)``
-    /// and whether the notification, unread, counts in the badge under the same context
-    /// (``countsInBadge(appID:criteria:person:context:nowMilliseconds:)``): both come from one
-    /// pass through the people lists, the app's filter and its predicate.
-    static func decideCounting(
+    /// The Focus rules of ``decide(_:lookup:nowMilliseconds:rateLimits:senderHash:repeatedSender:delivered:)``
+    /// under the context in force, and whether the notification, unread, counts in the badge
+    /// under it: both come from one pass through the people lists, the app's filter and its
+    /// predicate.
+    private static func decideCounting(
         appID: String, criteria: String?, interruptionLevel: InterruptionLevel, person: PersonList?,
         repeatedSender: Bool, context found: CompiledFocusContext?, nowMilliseconds: Int64
     ) -> (decision: Decision, countsInBadge: Bool) {
@@ -80,16 +110,6 @@ public enum FocusDecider {
             }
         }
         return (decision, counts)
-    }
-
-    /// Decides an event.
-    public static func decide(
-        _ event: NotificationEvent, repeatedSender: Bool = false, lookup: ContextLookup, nowMilliseconds: Int64
-    ) -> Decision {
-        self.decide(
-            appID: event.appID, criteria: event.filterCriteria, interruptionLevel: event.interruptionLevel,
-            senderID: event.senderID, repeatedSender: repeatedSender, lookup: lookup, nowMilliseconds: nowMilliseconds
-        )
     }
 
     /// Whether an unread notification of `appID` with `criteria` from `senderID` counts in the

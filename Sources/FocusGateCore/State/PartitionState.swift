@@ -189,8 +189,10 @@ public struct PartitionState {
         case .notification:
             let user = self.internUser(event.userID, hash: userHash)
             let appHash = rateLimits.perApp == nil ? 0 : Self.appHash(event.appID)
+            let idHash = Self.idHash(event.identifier)
+            if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
             return self.admitNotification(
-                event, user: user, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
+                event, user: user, idHash: idHash, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
                 person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
                 silenced: silenced,
                 decided: (
@@ -226,19 +228,18 @@ public struct PartitionState {
     }
 
     /// ``admit(_:context:nowMilliseconds:silenced:sentAtMilliseconds:rateLimits:)`` of a
-    /// notification, for an interned user, with the sender's hash (``senderHash(_:)``), the app's
+    /// notification that is not a duplicate, for an interned user, with its id's hash
+    /// (``idHash(_:)``), the sender's hash (``senderHash(_:)``), the app's
     /// (``appHash(_:)``, when a per-app cap is set), the sender's people list and the user's
     /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once, and
     /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus);
-    /// `countsInBadge` when the decision found it (``FocusDecider/decideCounting(appID:criteria:interruptionLevel:person:repeatedSender:context:nowMilliseconds:)``).
+    /// `countsInBadge` when the decision found it (``FocusDecider/Ruling/countsInBadge``).
     mutating func admitNotification(
-        _ event: NotificationEvent, user: UInt32, senderHash: UInt64?, appHash: UInt64, person: PersonList?,
-        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool, countsInBadge: Bool? = nil,
-        decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
+        _ event: NotificationEvent, user: UInt32, idHash: UInt64, senderHash: UInt64?, appHash: UInt64,
+        person: PersonList?, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool,
+        countsInBadge: Bool? = nil, decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
-        let idHash = Self.idHash(event.identifier)
-        if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
         if let senderHash {
             self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
         }
