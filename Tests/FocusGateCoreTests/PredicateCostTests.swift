@@ -5,6 +5,10 @@ import Testing
 /// What a predicate chosen to be slow costs a worker: `LIKE` and the substring operators are
 /// linear in the criteria, and what is not (`?` tried at every character) is bounded by the
 /// evaluation's budget.
+///
+/// Linear is shown by the steps counted; the times are a bound a quadratic matcher (about 10^9
+/// steps here, seconds) could not meet, with room for a debug build on a busy machine (the same
+/// evaluations take 1–12 ms there, beside the other suites).
 @Suite("Predicate cost")
 struct PredicateCostTests {
     /// The criteria of the slowest case found: 65,455 bytes, at most what an event may carry.
@@ -26,14 +30,14 @@ struct PredicateCostTests {
     }
 
     @Test(
-        "SELF LIKE '*a{32000}b' against 65 KB of criteria: decided in under 10 ms, in steps linear in the criteria",
+        "SELF LIKE '*a{32000}b' against 65 KB of criteria: decided in steps linear in the criteria, well under 100 ms",
         arguments: ["", "[c]", "[cd]"])
     func longLiteralPattern(modifier: String) throws {
         let pattern = "*" + String(repeating: "a", count: 32_000) + "b"
         let predicate = try FilterPredicate("SELF LIKE\(modifier) '\(pattern)'")
         let (time, result) = Self.fastest(predicate, Self.criteria)
         #expect(try result.get() == false)
-        #expect(time < .milliseconds(10), "\(time)")
+        #expect(time < .milliseconds(100), "\(time)")
         // The steps taken, counted: the text and the pattern once each, not their product.
         var budget = Int.max
         let taken = Array(Self.criteria.utf8).withUnsafeBytes { text in
@@ -45,7 +49,9 @@ struct PredicateCostTests {
         #expect(Int.max - budget <= Self.criteria.utf8.count + pattern.utf8.count)
     }
 
-    @Test("eight 15,000-character patterns and a 32,000-character CONTAINS in one predicate: under 10 ms")
+    @Test(
+        "eight 15,000-character patterns and a 32,000-character CONTAINS in one predicate: steps linear in the criteria, well under 100 ms"
+    )
     func manyLongPatterns() throws {
         let patterns = (0..<8).map { index in
             "SELF LIKE '*\(String(repeating: "a", count: 15_000))\(Character(Unicode.Scalar(UInt8(98 + index))))*'"
@@ -54,7 +60,15 @@ struct PredicateCostTests {
         let predicate = try FilterPredicate(patterns.joined(separator: " OR ") + " OR SELF CONTAINS '\(needle)'")
         let (time, result) = Self.fastest(predicate, Self.criteria)
         #expect(try result.get() == false)
-        #expect(time < .milliseconds(10), "\(time)")
+        #expect(time < .milliseconds(100), "\(time)")
+        // Each pattern's steps: the text and the pattern once each.
+        let pattern = "*" + String(repeating: "a", count: 15_000) + "b*"
+        var budget = Int.max
+        let taken = Array(Self.criteria.utf8).withUnsafeBytes { text in
+            Array(pattern.utf8).withUnsafeBytes { pattern in PredicateBytes.like(text, pattern, budget: &budget) }
+        }
+        #expect(taken == false)
+        #expect(Int.max - budget <= Self.criteria.utf8.count + pattern.utf8.count)
     }
 
     @Test(
