@@ -55,6 +55,16 @@ extension EmbeddedBrokerTests {
                 bench, adminPort: second.adminPort, logLevel: "info", environment: environment)
             #expect(await duplicate.exitStatus() != 0)
             #expect(!duplicate.standardError.contains("gateway starting"), "the duplicate's workers never started")
+            // Once the killed instance's members are out of the group and every partition is held
+            // by a running instance: a rebalance meanwhile would abort the record's transaction
+            // and replay it elsewhere, and the embedded broker shows aborted records.
+            try await Wait.until("every partition held by a running instance", timeout: .seconds(60)) {
+                var held = 0.0
+                for instance in [second, restarted, named] {
+                    held += await instance.metric("focusgate_assigned_partitions")
+                }
+                return held == Double(bench.partitions)
+            }
             try bench.send([Events.notification("fence-1", user: "u-fence")])
             let audit = try await bench.waitForOutputs(1)
             #expect(audit.delivered.count == 1)
