@@ -26,9 +26,8 @@ extension EmbeddedKafkaBroker {
 
     /// The port broker `brokerID` listens on (ids count from 1, in the order of ``brokerAddresses``).
     func port(ofBroker brokerID: Int32) -> UInt16? {
-        let addresses = self.brokerAddresses.split(separator: ",")
-        guard brokerID >= 1, Int(brokerID) <= addresses.count else { return nil }
-        return UInt16(addresses[Int(brokerID) - 1].split(separator: ":").last ?? "")
+        let ports = self.cluster.ports
+        return brokerID >= 1 && Int(brokerID) <= ports.count ? ports[Int(brokerID) - 1] : nil
     }
 
     /// Delays every response of a broker by `roundTripTime`: a slow broker.

@@ -45,9 +45,7 @@ public final class EmbeddedKafkaBroker: Sendable {
         self.brokerCount = brokerCount
         self.brokerAddresses = self.cluster.bootstraps
         if let port {
-            let firstBroker = self.brokerAddresses.split(separator: ",")[0]
-            let targetPort = UInt16(firstBroker.split(separator: ":").last!)!
-            let forwarder = try TCPForwarder(port: port, targetPort: targetPort)
+            let forwarder = try TCPForwarder(port: port, targetPort: self.cluster.ports[0])
             self.forwarder = forwarder
             self.bootstrapServers = "127.0.0.1:\(forwarder.port)"
         } else {
@@ -93,6 +91,8 @@ final class RDKafkaMockCluster: @unchecked Sendable {
     private let client: RDKafkaHandle
     private let state: Mutex<OpaquePointer?>
     let bootstraps: String
+    /// Each broker's listener port, in the order of `bootstraps` (broker ids count from 1).
+    let ports: [UInt16]
 
     init(brokerCount: Int, logger: Logger) throws(KafkaError) {
         // The cluster lives inside a client instance; no bootstrap servers, so it connects nowhere.
@@ -105,11 +105,11 @@ final class RDKafkaMockCluster: @unchecked Sendable {
             throw KafkaError(code: .transport, message: "cannot start the embedded broker (see log)")
         }
         self.bootstraps = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
+        self.ports = self.bootstraps.split(separator: ",").compactMap { UInt16($0.split(separator: ":").last ?? "") }
         self.state = Mutex(cluster)
         // Its connections inherit TCP_NODELAY from the listeners; without it a response can wait
         // 40 ms for the client's delayed ACK (ListeningSockets).
-        let ports = Set(
-            self.bootstraps.split(separator: ",").compactMap { UInt16($0.split(separator: ":").last ?? "") })
+        let ports = Set(self.ports)
         let set = ListeningSockets.disableNagle(ports: ports)
         if set != ports {
             logger.warning("embedded broker: TCP_NODELAY not set on every listener; responses may wait up to 40 ms")
