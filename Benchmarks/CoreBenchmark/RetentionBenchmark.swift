@@ -51,9 +51,11 @@ struct CompactedChangelog {
                 for user in 0..<cohort where (user + hour) % (24 / perDay) == 0 {
                     let userID = "user-\(cohortNumber)-\(user)"
                     let id = "n-\(dayNumber)-\(hour)-\(user)"
-                    _ = state.admit(
-                        NotificationEvent(id: id, userID: userID, appID: "com.example.chat", filterCriteria: "work"),
-                        context: nil, nowMilliseconds: now)
+                    _ = state.apply(
+                        NotificationEvent(
+                            id: id, userID: userID, appID: "com.example.chat", filterCriteria: "work"),
+                        lookup: .available(nil), nowMilliseconds: now
+                    )
                     if user % 2 == 0 { pendingReads.append((userID, id)) }
                     processed += 1
                     if processed % 2_048 == 0 { commit(&state, &changelog) }
@@ -62,11 +64,12 @@ struct CompactedChangelog {
             // The day's reads come some hours later.
             if hour == 20 {
                 for read in pendingReads {
-                    _ = state.admit(
+                    _ = state.apply(
                         NotificationEvent(
                             kind: .read, id: "r", userID: read.user, appID: "com.example.chat",
                             notificationIDs: [read.id]),
-                        context: nil, nowMilliseconds: now)
+                        lookup: .available(nil), nowMilliseconds: now
+                    )
                     processed += 1
                     if processed % 2_048 == 0 { commit(&state, &changelog) }
                 }

@@ -41,16 +41,18 @@ struct SteadyStateRun {
         }
         for round in 0..<history {
             for user in users {
-                _ = self.state.admit(
+                _ = self.state.apply(
                     NotificationEvent(
                         id: "h-\(round)", userID: user, appID: "com.example.chat", filterCriteria: "work"),
-                    context: nil, nowMilliseconds: 0)
+                    lookup: .available(nil), nowMilliseconds: 0
+                )
                 if round % 2 == 1 {
-                    _ = self.state.admit(
+                    _ = self.state.apply(
                         NotificationEvent(
                             kind: .read, id: "r", userID: user, appID: "com.example.chat",
                             notificationIDs: ["h-\(round)"]),
-                        context: nil, nowMilliseconds: 0)
+                        lookup: .available(nil), nowMilliseconds: 0
+                    )
                 }
             }
             self.commit()
@@ -78,7 +80,9 @@ struct SteadyStateRun {
         for _ in 0..<records {
             let event = self.events[self.position % self.events.count]
             self.position += 1
-            if case .applied(let update) = self.state.admit(event, context: nil, nowMilliseconds: 0), update != nil {
+            if case .applied(let update) = self.state.apply(event, lookup: .available(nil), nowMilliseconds: 0)
+                .admission, update != nil
+            {
                 self.sink &+= 1
             }
             if self.position % 2048 == 0 { self.commit() }
@@ -104,10 +108,11 @@ struct SteadyStateRun {
         var log: [([UInt8], [UInt8]?)] = []
         for round in 0..<history {
             for user in stride(from: partition, to: users, by: partitions) {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(
                         id: "h-\(round)", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
-                    context: nil, nowMilliseconds: 1_795_000_000_000)
+                    lookup: .available(nil), nowMilliseconds: 1_795_000_000_000
+                )
             }
             state.writeChanges { key, value in
                 log.append((key, value))
@@ -153,26 +158,30 @@ struct SteadyStateRun {
     let before = heapInUse()
     var state = PartitionState()
     for user in 0..<users {
-        _ = state.admit(
+        _ = state.apply(
             NotificationEvent(id: "h-0", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work"),
-            context: nil, nowMilliseconds: 0)
+            lookup: .available(nil), nowMilliseconds: 0
+        )
     }
     state.commit()
     let oneEach = heapInUse()
     for round in 1..<history {
         for user in 0..<users {
             let id = "6f1c2d3e-0000-4000-8000-\(String(format: "%012d", round * users + user))"
-            _ = state.admit(
+            _ = state.apply(
                 NotificationEvent(
                     id: id, userID: "user-\(user)", appID: "com.example.chat",
                     filterCriteria: "work", threadID: silenced ? "thread-\(round % 4)" : nil),
-                context: silenced ? sleep : nil, nowMilliseconds: 0, silenced: silenced,
-                sourceOffset: Int64(round * users + user))
+                lookup: .available(silenced ? sleep : nil), nowMilliseconds: 0,
+                sourceOffset: Int64(round * users + user)
+            )
             if read {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(
-                        kind: .read, id: "r", userID: "user-\(user)", appID: "com.example.chat", notificationIDs: [id]),
-                    context: nil, nowMilliseconds: 0)
+                        kind: .read, id: "r", userID: "user-\(user)", appID: "com.example.chat",
+                        notificationIDs: [id]),
+                    lookup: .available(nil), nowMilliseconds: 0
+                )
             }
         }
         state.commit()
@@ -204,16 +213,19 @@ func restartBacklog(history: Int, context: CompiledFocusContext) -> (
     var log: [([UInt8], [UInt8]?)] = []
     for round in 0..<history {
         for user in users {
-            _ = state.admit(
+            _ = state.apply(
                 NotificationEvent(
                     id: "h-\(round)", userID: user, appID: "com.example.chat",
                     filterCriteria: round % 4 < 2 ? "work" : "home"),
-                context: context, nowMilliseconds: now)
+                lookup: .available(context), nowMilliseconds: now
+            )
             if round % 2 == 1 {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(
-                        kind: .read, id: "r", userID: user, appID: "com.example.chat", notificationIDs: ["h-\(round)"]),
-                    context: context, nowMilliseconds: now)
+                        kind: .read, id: "r", userID: user, appID: "com.example.chat",
+                        notificationIDs: ["h-\(round)"]),
+                    lookup: .available(context), nowMilliseconds: now
+                )
             }
         }
         state.writeChanges { key, value in log.append((key, value)) }
@@ -230,7 +242,9 @@ func restartBacklog(history: Int, context: CompiledFocusContext) -> (
     var sink = 0
     let started = ContinuousClock.now
     for (index, event) in backlog.enumerated() {
-        if case .applied(let update) = restored.admit(event, context: context, nowMilliseconds: now), update != nil {
+        if case .applied(let update) = restored.apply(event, lookup: .available(context), nowMilliseconds: now)
+            .admission, update != nil
+        {
             sink &+= 1
         }
         if index % 2048 == 2047 {
@@ -334,9 +348,10 @@ func unseededSlot(id: String, userNumber: UInt32) -> UInt64 {
             var state = PartitionState()
             let started = ContinuousClock.now
             for id in ids {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(id: id, userID: "user-0", appID: "com.example.chat", filterCriteria: "work"),
-                    context: nil, nowMilliseconds: 0)
+                    lookup: .available(nil), nowMilliseconds: 0
+                )
             }
             best = min(best, (ContinuousClock.now - started) / .seconds(1) / Double(ids.count) * 1e9)
         }
@@ -364,11 +379,12 @@ func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
     let now: Int64 = 1_795_000_000_000
     var state = PartitionState()
     for user in 0..<users {
-        _ = state.admit(
+        _ = state.apply(
             NotificationEvent(
                 id: "h", userID: "user-\(user)", appID: "com.example.chat", filterCriteria: "work",
                 senderID: "sender-\(user % 97)"),
-            context: nil, nowMilliseconds: now, rateLimits: limits)
+            lookup: .available(nil), nowMilliseconds: now, defaultRateLimits: limits
+        )
         state.watchTransition(userID: "user-\(user)", at: now + 3_600_000 + Int64(user))
     }
     state.writeChanges { _, _ in }
@@ -387,11 +403,12 @@ func rollbackNanoseconds(users: Int) -> (rollback: Double, changes: Double) {
             if change % 4 == 0 {
                 state.watchTransition(userID: "user-\(user)", at: now + Int64(random.next() % 1_000_000))
             } else {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(
                         id: "r\(round)-\(change)", userID: "user-\(user)", appID: "com.example.chat",
                         filterCriteria: "work", senderID: "sender-\(change % 89)"),
-                    context: nil, nowMilliseconds: now, rateLimits: limits)
+                    lookup: .available(nil), nowMilliseconds: now, defaultRateLimits: limits
+                )
             }
         }
         let started = ContinuousClock.now

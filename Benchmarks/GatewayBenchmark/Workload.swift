@@ -70,17 +70,19 @@ func historyChangelog(
         let context = context(user)
         for round in 0..<history {
             let app = apps[round % apps.count]
-            _ = state.admit(
+            _ = state.apply(
                 NotificationEvent(
                     id: notificationName("h", round), userID: userName(user), appID: app,
                     filterCriteria: criteria[round % criteria.count]),
-                context: context, nowMilliseconds: now)
+                lookup: .available(context), nowMilliseconds: now
+            )
             if round % 2 == 1 {
-                _ = state.admit(
+                _ = state.apply(
                     NotificationEvent(
                         kind: .read, id: "r", userID: userName(user), appID: app,
                         notificationIDs: [notificationName("h", round)]),
-                    context: context, nowMilliseconds: now)
+                    lookup: .available(context), nowMilliseconds: now
+                )
             }
         }
         state.writeChanges { key, value in records.append((key, value)) }

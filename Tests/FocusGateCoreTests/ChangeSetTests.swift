@@ -21,14 +21,20 @@ struct ChangeSetTests {
         var state = PartitionState()
         let now = PartitionStateTests.now
         let context = PartitionStateTests.work
-        _ = state.admit(
-            .fixture("n0", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.apply(
+            .fixture("n0", user: "u1", app: "chat", criteria: "work"), lookup: .available(context),
+            nowMilliseconds: now
+        )
         state.writeChanges { _, _ in }
         state.commit()
-        _ = state.admit(
-            .fixture("n1", user: "u1", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
-        _ = state.admit(
-            .fixture("n2", user: "u2", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.apply(
+            .fixture("n1", user: "u1", app: "chat", criteria: "work"), lookup: .available(context),
+            nowMilliseconds: now
+        )
+        _ = state.apply(
+            .fixture("n2", user: "u2", app: "chat", criteria: "work"), lookup: .available(context),
+            nowMilliseconds: now
+        )
         // u2 is forgotten again: its keys are tombstones.
         _ = state.expire(userID: "u2", context: context, nowMilliseconds: now + 10, before: now + 1)
         var first: [(key: [UInt8], value: [UInt8]?)] = []
@@ -40,7 +46,9 @@ struct ChangeSetTests {
         #expect(again == 0, "nothing changed since the first write: nothing, tombstones included, is written again")
         // Reading n0 changes an entry written at the commit: the second write has its record and
         // the app's counts, nothing of the first.
-        _ = state.admit(.readFixture(["n0"], user: "u1", app: "chat"), context: context, nowMilliseconds: now)
+        _ = state.apply(
+            .readFixture(["n0"], user: "u1", app: "chat"), lookup: .available(context), nowMilliseconds: now
+        )
         #expect(state.hasUnwrittenChanges)
         var second: [(key: [UInt8], value: [UInt8]?)] = []
         state.writeChanges { key, value in second.append((key, value)) }
@@ -62,18 +70,23 @@ struct ChangeSetTests {
         let now = PartitionStateTests.now
         let context = PartitionStateTests.work
         for (index, user) in ["u1", "u2", "u1"].enumerated() {
-            _ = state.admit(
-                .fixture("n\(index)", user: user, app: "chat", criteria: "work"), context: context, nowMilliseconds: now
+            _ = state.apply(
+                .fixture("n\(index)", user: user, app: "chat", criteria: "work"), lookup: .available(context),
+                nowMilliseconds: now
             )
         }
         #expect(state.markViolations.isEmpty)
         state.writeChanges { _, _ in }
-        _ = state.admit(.readFixture(["n0"], user: "u1", app: "chat"), context: context, nowMilliseconds: now)
+        _ = state.apply(
+            .readFixture(["n0"], user: "u1", app: "chat"), lookup: .available(context), nowMilliseconds: now
+        )
         #expect(state.markViolations.isEmpty, "after a write, and a read since")
         state.rollback()
         #expect(state.markViolations.isEmpty)
-        _ = state.admit(
-            .fixture("n9", user: "u2", app: "chat", criteria: "work"), context: context, nowMilliseconds: now)
+        _ = state.apply(
+            .fixture("n9", user: "u2", app: "chat", criteria: "work"), lookup: .available(context),
+            nowMilliseconds: now
+        )
         state.writeChanges { _, _ in }
         state.commit()
         #expect(state.markViolations.isEmpty && state.changes.isEmpty)

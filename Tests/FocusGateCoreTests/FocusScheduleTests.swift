@@ -274,9 +274,11 @@ extension FocusScheduleTests {
         let context = try compiler.compile(Self.workAndSleep())
         var state = PartitionState()
         let evening = Self.at("2026-11-24T19:00:00Z")
-        _ = state.admit(
-            NotificationEvent(kind: .notification, id: "n1", userID: "u", appID: "news"), context: context,
-            nowMilliseconds: evening)
+        _ = state.apply(
+            NotificationEvent(kind: .notification, id: "n1", userID: "u", appID: "news"),
+            lookup: .available(context),
+            nowMilliseconds: evening
+        )
         #expect(state.badges(userID: "u").map(\.badge) == [1])
         let night = state.recompute(userID: "u", context: context, nowMilliseconds: Self.at("2026-11-24T21:00:00Z"))
         #expect(night.map(\.badge) == [0] && night.first?.focus == "Sleep", "Sleep hides badges")
@@ -374,9 +376,11 @@ extension FocusScheduleTests {
     func timerOrderAndLimit() throws {
         var state = PartitionState()
         for (index, at) in [Int64(50), 10, 40, 20, 30].enumerated() {
-            _ = state.admit(
-                NotificationEvent(kind: .notification, id: "n", userID: "u\(index)", appID: "a"), context: nil,
-                nowMilliseconds: 0)
+            _ = state.apply(
+                NotificationEvent(kind: .notification, id: "n", userID: "u\(index)", appID: "a"),
+                lookup: .available(nil),
+                nowMilliseconds: 0
+            )
             state.watchTransition(userID: "u\(index)", at: at)
         }
         #expect(state.pendingTransitions == 5)

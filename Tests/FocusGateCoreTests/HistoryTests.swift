@@ -102,9 +102,10 @@ struct HistoryTests {
         #expect(state.historyItem(userID: "u", notificationID: "never") == .notRemembered(forgotten: false))
         #expect(state.historyItem(userID: "nobody", notificationID: "n-match") == .notRemembered(forgotten: false))
         // Read, n-match leaves: it is out of the window and no longer unread.
-        _ = state.admit(
+        _ = state.apply(
             NotificationEvent(kind: .read, id: "r", userID: "u", appID: "chat", notificationIDs: ["n-match"]),
-            context: nil, nowMilliseconds: 2_000)
+            lookup: .available(nil), nowMilliseconds: 2_000
+        )
         #expect(state.historyItem(userID: "u", notificationID: "n-match") == .notRemembered(forgotten: true))
         #expect(state.history(userID: "u", query: HistoryQuery(limit: 100)).items.count == 6)
     }
@@ -113,9 +114,10 @@ struct HistoryTests {
     func changelog() throws {
         var state = PartitionState()
         _ = try Self.everyReason(&state)
-        _ = state.admit(
+        _ = state.apply(
             NotificationEvent(kind: .read, id: "r", userID: "u", appID: "mail", notificationIDs: ["n-app"]),
-            context: nil, nowMilliseconds: 2_000)
+            lookup: .available(nil), nowMilliseconds: 2_000
+        )
         let before = state.history(userID: "u", query: HistoryQuery(limit: 100))
         let log = FocusScheduleTests.changelog(&state)
         #expect(log.allSatisfy { $0.0[1] != UInt8(ascii: "E") }, "entries are keyed by their ids")
@@ -326,10 +328,11 @@ struct HistoryTests {
         #expect(state.historyItem(userID: "u", notificationID: "old").notificationID == .some(nil))
         // Read (and out of the one-notification window once another comes), it goes: the
         // tombstone is its old key, not one with its id.
-        _ = state.admit(
+        _ = state.apply(
             NotificationEvent(kind: .read, id: "r", userID: "u", appID: "chat", notificationIDs: ["old"]),
-            context: nil, nowMilliseconds: 2_000)
-        _ = state.admit(Self.event("new"), context: nil, nowMilliseconds: 2_001)
+            lookup: .available(nil), nowMilliseconds: 2_000
+        )
+        _ = state.apply(Self.event("new"), lookup: .available(nil), nowMilliseconds: 2_001)
         var tombstones: [[UInt8]] = []
         state.writeChanges { key, value in
             if value == nil && (key[1] == UInt8(ascii: "E") || key[1] == UInt8(ascii: "I")) { tombstones.append(key) }

@@ -69,7 +69,7 @@ struct LookAlikeUserTests {
 
         // The look-alike's clear zeroes its own badge only.
         let clear = NotificationEvent(kind: .clear, id: "c-1", userID: lookAlike, appID: "chat")
-        _ = state.admit(clear, context: nil, nowMilliseconds: 2_000)
+        _ = state.apply(clear, lookup: .available(nil), nowMilliseconds: 2_000)
         #expect(state.badges(userID: lookAlike).map(\.unread) == [0])
         #expect(state.badges(userID: real).map(\.unread) == [2])
     }

@@ -189,7 +189,7 @@ struct PartitionStateModelTests {
             case 0..<76:
                 let event = Self.event(&random)
                 let userContext = context[event.userID] ?? nil
-                let got = state.admit(event, context: userContext, nowMilliseconds: model.now)
+                let got = state.apply(event, lookup: .available(userContext), nowMilliseconds: model.now).admission
                 let expected = model.admit(event, context: userContext)
                 try #require(got == expected, "step \(step): \(event)")
             case 76..<80:
@@ -251,7 +251,7 @@ struct PartitionStateModelTests {
                 let event = Self.event(&random)
                 let userContext = context[event.userID] ?? nil
                 try #require(
-                    restored.admit(event, context: userContext, nowMilliseconds: continued.now)
+                    restored.apply(event, lookup: .available(userContext), nowMilliseconds: continued.now).admission
                         == continued.admit(event, context: userContext), "after restore, step \(step): \(event)")
             }
         }

@@ -30,7 +30,9 @@ struct PartitionStateTests {
         var state = PartitionState()
         let work = Self.work
         let admit = { (state: inout PartitionState, id: String, criteria: String?) in
-            Self.update(state.admit(Self.notification(id, criteria), context: work, nowMilliseconds: Self.now))
+            Self.update(
+                state.apply(Self.notification(id, criteria), lookup: .available(work), nowMilliseconds: Self.now)
+                    .admission)
         }
         let first = try #require(admit(&state, "n1", "work"))
         #expect(
@@ -51,22 +53,29 @@ struct PartitionStateTests {
         #expect(off.first?.focus == nil && off.first?.contextVersion == 3 && off.first?.sequence == 3)
 
         let read = try #require(
-            Self.update(state.admit(Self.read(["n1", "unknown"]), context: nil, nowMilliseconds: Self.now)))
+            Self.update(
+                state.apply(Self.read(["n1", "unknown"]), lookup: .available(nil), nowMilliseconds: Self.now).admission)
+        )
         #expect(read.badge == 2 && read.unread == 2 && read.sequence == 4)
         let clear = NotificationEvent(kind: .clear, id: "c", userID: "u", appID: "chat")
-        let cleared = try #require(Self.update(state.admit(clear, context: nil, nowMilliseconds: Self.now)))
+        let cleared = try #require(
+            Self.update(state.apply(clear, lookup: .available(nil), nowMilliseconds: Self.now).admission))
         #expect(cleared.badge == 0 && cleared.unread == 0 && cleared.sequence == 5)
-        #expect(state.admit(clear, context: nil, nowMilliseconds: Self.now) == .applied(nil), "no change, no update")
+        #expect(
+            state.apply(clear, lookup: .available(nil), nowMilliseconds: Self.now).admission == .applied(nil),
+            "no change, no update")
     }
 
     @Test("hideBadges counts nothing; an expired context counts everything")
     func hideAndExpiry() {
         var state = PartitionState()
         let hidden = BadgeRecordTests.context(version: 1, hideBadges: true)
-        #expect(state.admit(Self.notification("n1"), context: hidden, nowMilliseconds: Self.now) == .applied(nil))
+        #expect(
+            state.apply(Self.notification("n1"), lookup: .available(hidden), nowMilliseconds: Self.now).admission
+                == .applied(nil))
         let expiring = BadgeRecordTests.context(version: 2, expiresAt: Self.now + 1000)
         #expect(state.recompute(userID: "u", context: expiring, nowMilliseconds: Self.now).map(\.badge) == [1])
-        _ = state.admit(Self.notification("n2", "home"), context: expiring, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n2", "home"), lookup: .available(expiring), nowMilliseconds: Self.now)
         #expect(state.badges(userID: "u").first?.badge == 1)
         let later = state.recompute(userID: "u", context: expiring, nowMilliseconds: Self.now + 1001)
         #expect(later.map(\.badge) == [2] && later.first?.focus == nil)
@@ -76,7 +85,7 @@ struct PartitionStateTests {
     func dedupe() {
         var state = PartitionState(dedupeWindow: 3)
         let admit = { (state: inout PartitionState, event: NotificationEvent) in
-            state.admit(event, context: nil, nowMilliseconds: Self.now)
+            state.apply(event, lookup: .available(nil), nowMilliseconds: Self.now).admission
         }
         #expect(admit(&state, Self.notification("n1")) != .duplicate)
         #expect(admit(&state, Self.notification("n1")) == .duplicate)
@@ -103,14 +112,18 @@ struct PartitionStateTests {
         let decoded = try Array(#"{"id":"\#(id)","userId":"\#(user)","appId":"chat","filterCriteria":"work"}"#.utf8)
             .withUnsafeBytes { try EventDecoder().decode(value: $0, key: nil, identifiers: &pool) }
         try #require(decoded.identifier.isInline)
-        let first = Self.update(state.admit(decoded, context: Self.work, nowMilliseconds: Self.now))
+        let first = Self.update(
+            state.apply(decoded, lookup: .available(Self.work), nowMilliseconds: Self.now).admission)
         #expect(first?.badge == 1)
-        #expect(state.admit(decoded, context: Self.work, nowMilliseconds: Self.now) == .duplicate)
+        #expect(state.apply(decoded, lookup: .available(Self.work), nowMilliseconds: Self.now).admission == .duplicate)
         #expect(
-            state.admit(Self.notification(id, user: user), context: Self.work, nowMilliseconds: Self.now) == .duplicate)
+            state.apply(Self.notification(id, user: user), lookup: .available(Self.work), nowMilliseconds: Self.now)
+                .admission == .duplicate)
         let page = state.history(userID: user, query: HistoryQuery(limit: 10))
         #expect(page.items.map(\.notificationID) == [id])
-        let read = Self.update(state.admit(Self.read([id], user: user), context: Self.work, nowMilliseconds: Self.now))
+        let read = Self.update(
+            state.apply(Self.read([id], user: user), lookup: .available(Self.work), nowMilliseconds: Self.now).admission
+        )
         #expect(read?.badge == 0 && read?.unread == 0)
     }
 
@@ -118,31 +131,34 @@ struct PartitionStateTests {
     func cap() {
         var state = PartitionState(maxUnreadPerApp: 3)
         for index in 0..<5 {
-            _ = state.admit(Self.notification("n\(index)", nil), context: nil, nowMilliseconds: Self.now)
+            _ = state.apply(Self.notification("n\(index)", nil), lookup: .available(nil), nowMilliseconds: Self.now)
         }
         #expect(state.badges(userID: "u") == [.init(appID: "chat", badge: 3, unread: 3, sequence: 3)])
         #expect(state.droppedUnread == 2)
         #expect(
-            state.admit(Self.read(["n0", "n1"]), context: nil, nowMilliseconds: Self.now) == .applied(nil),
+            state.apply(Self.read(["n0", "n1"]), lookup: .available(nil), nowMilliseconds: Self.now).admission
+                == .applied(nil),
             "the dropped ones are gone: reading them changes nothing")
     }
 
     @Test("badge updates wait for the commit, coalesced to the latest per (user, app); a rollback drops them")
     func coalescedBadgeUpdates() {
         var state = PartitionState()
-        for id in ["n1", "n2", "n3"] { _ = state.admit(Self.notification(id), context: nil, nowMilliseconds: Self.now) }
-        _ = state.admit(Self.notification("m1", app: "mail"), context: nil, nowMilliseconds: Self.now)
-        _ = state.admit(Self.read(["n1"]), context: nil, nowMilliseconds: Self.now + 5)
+        for id in ["n1", "n2", "n3"] {
+            _ = state.apply(Self.notification(id), lookup: .available(nil), nowMilliseconds: Self.now)
+        }
+        _ = state.apply(Self.notification("m1", app: "mail"), lookup: .available(nil), nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n1"]), lookup: .available(nil), nowMilliseconds: Self.now + 5)
         #expect(
             state.pendingBadgeUpdates.map { "\($0.appID) \($0.badge) #\($0.sequence)" } == ["chat 2 #4", "mail 1 #1"])
         #expect(state.pendingBadgeUpdates.first?.updatedAtMilliseconds == Self.now + 5)
         state.commit()
         #expect(state.pendingBadgeUpdates.isEmpty)
-        _ = state.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n4"), lookup: .available(nil), nowMilliseconds: Self.now)
         #expect(state.pendingBadgeUpdates.map(\.sequence) == [5])
         state.rollback()
         #expect(state.pendingBadgeUpdates.isEmpty)
-        _ = state.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n4"), lookup: .available(nil), nowMilliseconds: Self.now)
         #expect(state.pendingBadgeUpdates.map(\.sequence) == [5], "the rolled-back change is made again, once")
     }
 
@@ -150,9 +166,9 @@ struct PartitionStateTests {
     func emptyAppGoes() {
         var state = PartitionState()
         let sleep = BadgeRecordTests.context(version: 1, focus: "Sleep", predicate: "FALSEPREDICATE")
-        _ = state.admit(Self.notification("n1"), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n1"), lookup: .available(sleep), nowMilliseconds: Self.now)
         state.commit()
-        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n1"]), lookup: .available(sleep), nowMilliseconds: Self.now)
         #expect(state.badges(userID: "u").isEmpty)
         var tombstones = 0
         state.writeChanges { (_, value) in if value == nil { tombstones += 1 } }
@@ -165,10 +181,10 @@ struct PartitionStateTests {
     func freedAppSlotTakenBeforeCommit() {
         var state = PartitionState()
         let sleep = BadgeRecordTests.context(version: 1, focus: "Sleep", predicate: "FALSEPREDICATE")
-        _ = state.admit(Self.notification("n1"), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n1"), lookup: .available(sleep), nowMilliseconds: Self.now)
         state.commit()
-        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)  // u's chat goes
-        _ = state.admit(Self.notification("m1", user: "v"), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n1"]), lookup: .available(sleep), nowMilliseconds: Self.now)  // u's chat goes
+        _ = state.apply(Self.notification("m1", user: "v"), lookup: .available(sleep), nowMilliseconds: Self.now)
         var appRecords: [(user: String, kind: UInt8, isTombstone: Bool)] = []
         state.writeChanges { (key, value) throws(Never) in
             guard key.count > 3, key[1] == UInt8(ascii: "N") || key[1] == UInt8(ascii: "A") else { return }
@@ -185,23 +201,27 @@ struct PartitionStateTests {
     @Test("rollback puts back exactly the state of the last commit, including new users and freed entries")
     func rollback() throws {
         var state = PartitionState(dedupeWindow: 2)
-        _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
-        _ = state.admit(Self.notification("n2"), context: nil, nowMilliseconds: Self.now)
-        _ = state.admit(Self.read(["n1"]), context: nil, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n1"), lookup: .available(nil), nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n2"), lookup: .available(nil), nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n1"]), lookup: .available(nil), nowMilliseconds: Self.now)
         state.commit()
         let badges = state.badges(userID: "u")
         #expect(!state.hasChanges)
 
         // n1 leaves the window and, read, is freed.
-        _ = state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now)
-        _ = state.admit(Self.notification("x1", user: "new"), context: nil, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n3"), lookup: .available(nil), nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("x1", user: "new"), lookup: .available(nil), nowMilliseconds: Self.now)
         _ = state.recompute(userID: "u", context: Self.work, nowMilliseconds: Self.now)
         #expect(Set(state.changedUsers) == ["u", "new"])
         state.rollback()
         #expect(!state.hasChanges && state.badges(userID: "u") == badges)
         #expect(!state.contains(userID: "new") && state.entryCount == 2)
-        #expect(state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now) == .duplicate)
-        #expect(state.admit(Self.notification("n3"), context: nil, nowMilliseconds: Self.now) != .duplicate)
+        #expect(
+            state.apply(Self.notification("n1"), lookup: .available(nil), nowMilliseconds: Self.now).admission
+                == .duplicate)
+        #expect(
+            state.apply(Self.notification("n3"), lookup: .available(nil), nowMilliseconds: Self.now).admission
+                != .duplicate)
     }
 
     @Test("a restore tells apart users whose ids share a prefix or a length, read one after another or interleaved")
@@ -209,7 +229,9 @@ struct PartitionStateTests {
         var state = PartitionState()
         let users = ["u1", "u10", "u1", "u2", "u2", "", "u10", "u1"]
         for (index, user) in users.enumerated() {
-            _ = state.admit(Self.notification("n\(index)", user: user), context: nil, nowMilliseconds: Self.now)
+            _ = state.apply(
+                Self.notification("n\(index)", user: user), lookup: .available(nil), nowMilliseconds: Self.now
+            )
         }
         var log: [([UInt8], [UInt8]?)] = []
         state.writeChanges { key, value in log.append((key, value)) }
@@ -236,10 +258,12 @@ struct PartitionStateTests {
     func roundTrip() throws {
         var state = PartitionState(dedupeWindow: 2)
         for id in ["n1", "n2", "n3"] {
-            _ = state.admit(Self.notification(id), context: Self.work, nowMilliseconds: Self.now)
+            _ = state.apply(Self.notification(id), lookup: .available(Self.work), nowMilliseconds: Self.now)
         }
-        _ = state.admit(Self.notification("m1", "", app: "mail"), context: Self.work, nowMilliseconds: Self.now)
-        _ = state.admit(Self.read(["n3"]), context: Self.work, nowMilliseconds: Self.now)
+        _ = state.apply(
+            Self.notification("m1", "", app: "mail"), lookup: .available(Self.work), nowMilliseconds: Self.now
+        )
+        _ = state.apply(Self.read(["n3"]), lookup: .available(Self.work), nowMilliseconds: Self.now)
         var log: [([UInt8], [UInt8]?)] = []
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
@@ -249,12 +273,16 @@ struct PartitionStateTests {
         restored.finishRestore()
         #expect(restored.badges(userID: "u") == state.badges(userID: "u"))
         #expect(restored.entryCount == state.entryCount)
-        #expect(restored.admit(Self.notification("n3"), context: Self.work, nowMilliseconds: Self.now) == .duplicate)
         #expect(
-            restored.admit(Self.notification("n1"), context: Self.work, nowMilliseconds: Self.now) == .duplicate,
+            restored.apply(Self.notification("n3"), lookup: .available(Self.work), nowMilliseconds: Self.now).admission
+                == .duplicate)
+        #expect(
+            restored.apply(Self.notification("n1"), lookup: .available(Self.work), nowMilliseconds: Self.now).admission
+                == .duplicate,
             "out of the window but unread")
         let next = try #require(
-            Self.update(restored.admit(Self.read(["n1"]), context: Self.work, nowMilliseconds: Self.now)))
+            Self.update(
+                restored.apply(Self.read(["n1"]), lookup: .available(Self.work), nowMilliseconds: Self.now).admission))
         #expect(next.sequence == 5 && next.badge == 1, "n1…n3 made 1, 2, 3; reading n3 made 4")
     }
 
@@ -264,14 +292,14 @@ struct PartitionStateTests {
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         func commit() -> [UInt8] { Self.commitKinds(&state, to: &log) }
         let sleep = BadgeRecordTests.context(version: 2, focus: "Sleep", predicate: "FALSEPREDICATE")
-        _ = state.admit(Self.notification("n1"), context: nil, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n1"), lookup: .available(nil), nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "I"), UInt8(ascii: "N")], "a new app's name and its entry; no counts record")
         // Sleep recounts (badge 0, sequence 2); n2 is the newest and carries that; n1's record goes.
-        _ = state.admit(Self.notification("n2"), context: sleep, nowMilliseconds: Self.now)
-        _ = state.admit(Self.read(["n1"]), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.notification("n2"), lookup: .available(sleep), nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n1"]), lookup: .available(sleep), nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "I"), UInt8(ascii: "I")])
         // Reading n2 changes no badge (it never counted), but its record no longer carries the counts.
-        _ = state.admit(Self.read(["n2"]), context: sleep, nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n2"]), lookup: .available(sleep), nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "I")])
 
         for records in [log, Self.compacted(log)] {
@@ -288,7 +316,7 @@ struct PartitionStateTests {
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         func commit() -> [UInt8] { Self.commitKinds(&state, to: &log) }
         for app in ["chat", "mail", "news"] {
-            _ = state.admit(Self.notification("\(app)-1", app: app), context: nil, nowMilliseconds: Self.now)
+            _ = state.apply(Self.notification("\(app)-1", app: app), lookup: .available(nil), nowMilliseconds: Self.now)
         }
         _ = commit()
         let hidden = BadgeRecordTests.context(version: 2, hideBadges: true)
@@ -300,7 +328,7 @@ struct PartitionStateTests {
         #expect(commit() == [UInt8(ascii: "U")], "the counted context of the three apps, in one record")
         // One app's newest entry is read (no badge change: nothing counts): that app's own
         // record, after the user's.
-        _ = state.admit(Self.read(["mail-1"], app: "mail"), context: hiddenAgain, nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["mail-1"], app: "mail"), lookup: .available(hiddenAgain), nowMilliseconds: Self.now)
         #expect(commit() == [UInt8(ascii: "A"), UInt8(ascii: "I")])
 
         for records in [log, Self.compacted(log)] {
@@ -322,12 +350,13 @@ struct PartitionStateTests {
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         // 50 unread under Work, every other one matching its predicate; a read in between.
         for index in 0..<50 {
-            _ = state.admit(
-                Self.notification("n\(index)", index % 2 == 0 ? "work" : "home"), context: work,
-                nowMilliseconds: Self.now)
+            _ = state.apply(
+                Self.notification("n\(index)", index % 2 == 0 ? "work" : "home"), lookup: .available(work),
+                nowMilliseconds: Self.now
+            )
             if index % 10 == 9 { _ = Self.commitKinds(&state, to: &log) }
         }
-        _ = state.admit(Self.read(["n0"]), context: work, nowMilliseconds: Self.now)
+        _ = state.apply(Self.read(["n0"]), lookup: .available(work), nowMilliseconds: Self.now)
         _ = Self.commitKinds(&state, to: &log)
         let badges = state.badges(userID: "u")
         #expect(badges.map(\.badge) == [24] && badges.map(\.unread) == [49])
@@ -338,18 +367,21 @@ struct PartitionStateTests {
         }
         restored.finishRestore()
         #expect(restored.badges(userID: "u") == badges)
-        let update = Self.update(restored.admit(Self.notification("n50"), context: work, nowMilliseconds: Self.now))
+        let update = Self.update(
+            restored.apply(Self.notification("n50"), lookup: .available(work), nowMilliseconds: Self.now).admission)
         #expect(restored.recountedEntries == 0, "the same context: the restored count stands")
         #expect(update?.badge == 25 && update?.unread == 50)
         // Restored entries read: n2 counted, n3 did not (worked out as each leaves).
-        let read = Self.update(restored.admit(Self.read(["n2", "n3"]), context: work, nowMilliseconds: Self.now))
+        let read = Self.update(
+            restored.apply(Self.read(["n2", "n3"]), lookup: .available(work), nowMilliseconds: Self.now).admission)
         #expect(read?.badge == 24 && read?.unread == 48)
         #expect(restored.recountedEntries == 0)
 
         // Another version that counts everything: the 48 earlier unread are looked at again.
         let all = BadgeRecordTests.context(version: 5, predicate: "TRUEPREDICATE")
         let recounted = Self.update(
-            restored.admit(Self.notification("n51", "home"), context: all, nowMilliseconds: Self.now))
+            restored.apply(Self.notification("n51", "home"), lookup: .available(all), nowMilliseconds: Self.now)
+                .admission)
         #expect(restored.recountedEntries == 48)
         #expect(recounted?.badge == 49 && recounted?.unread == 49)
     }
@@ -371,7 +403,8 @@ struct PartitionStateTests {
         #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 1, unread: 1, sequence: 1)])
         let work = BadgeRecordTests.context(version: 4)
         let update = Self.update(
-            restored.admit(Self.notification("n2", "home"), context: work, nowMilliseconds: Self.now))
+            restored.apply(Self.notification("n2", "home"), lookup: .available(work), nowMilliseconds: Self.now)
+                .admission)
         #expect(restored.recountedEntries == 1, "counted under an unknown context: recounted")
         #expect(update == nil, "n1 still counts, n2 does not: the badge stays 1")
         #expect(restored.badges(userID: "u") == [Badge(appID: "chat", badge: 1, unread: 2, sequence: 1)])
@@ -382,7 +415,7 @@ struct PartitionStateTests {
         var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 3)
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         for id in ["n1", "n2", "n3"] {
-            _ = state.admit(Self.notification(id), context: nil, nowMilliseconds: Self.now)
+            _ = state.apply(Self.notification(id), lookup: .available(nil), nowMilliseconds: Self.now)
         }
         state.writeChanges { key, value in log.append((key, value)) }
         var restored = PartitionState(maxUnreadPerApp: 2, dedupeWindow: 3)
@@ -390,7 +423,7 @@ struct PartitionStateTests {
         restored.finishRestore()  // n1 is no longer unread, still in the window
         #expect(restored.badges(userID: "u").map(\.unread) == [2])
         // n4 pushes n1 out of the window: it goes, and its key must become a tombstone.
-        _ = restored.admit(Self.notification("n4"), context: nil, nowMilliseconds: Self.now)
+        _ = restored.apply(Self.notification("n4"), lookup: .available(nil), nowMilliseconds: Self.now)
         var tombstones: [[UInt8]] = []
         restored.writeChanges { key, value in if value == nil { tombstones.append(key) } }
         let n1 = log.first { $0.key[1] == UInt8(ascii: "I") }!.key  // n1's entry came first
@@ -451,14 +484,18 @@ struct PartitionStateTests {
         func cost(history: Int) -> (undo: Int, bytes: Int) {
             var state = PartitionState()
             for index in 0..<history {
-                _ = state.admit(Self.notification("old-\(index)"), context: Self.work, nowMilliseconds: Self.now)
+                _ = state.apply(
+                    Self.notification("old-\(index)"), lookup: .available(Self.work), nowMilliseconds: Self.now
+                )
                 if index % 2 == 0 {
-                    _ = state.admit(Self.read(["old-\(index)"]), context: Self.work, nowMilliseconds: Self.now)
+                    _ = state.apply(
+                        Self.read(["old-\(index)"]), lookup: .available(Self.work), nowMilliseconds: Self.now
+                    )
                 }
             }
             state.writeChanges { _, _ in }
             state.commit()
-            _ = state.admit(Self.notification("new"), context: Self.work, nowMilliseconds: Self.now)
+            _ = state.apply(Self.notification("new"), lookup: .available(Self.work), nowMilliseconds: Self.now)
             var bytes = 0
             state.writeChanges { key, value in bytes += key.count + (value?.count ?? 0) }
             return (state.undo.count, bytes)

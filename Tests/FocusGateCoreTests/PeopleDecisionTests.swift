@@ -187,17 +187,20 @@ struct RepeatedSenderTests {
                 userID: "u", senderID: sender, atMilliseconds: time, windowMilliseconds: Self.window)
         }
         #expect(!repeated("mom", at: Self.t0), "no state yet")
-        _ = state.admit(
-            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: now, sentAtMilliseconds: Self.t0)
+        _ = state.apply(
+            Self.notification("n1", from: "mom"), lookup: .available(nil), nowMilliseconds: now,
+            sentAtMilliseconds: Self.t0
+        )
         #expect(repeated("mom", at: Self.t0 + Self.window))
         #expect(!repeated("mom", at: Self.t0 + Self.window + 1))
         #expect(repeated("mom", at: Self.t0 - 1_000), "an earlier timestamp from another producer's clock")
         #expect(!repeated("dad", at: Self.t0 + 1))
         #expect(!state.isRepeatedSender(userID: "u", senderID: nil, atMilliseconds: Self.t0, windowMilliseconds: 1))
         // A duplicate is no notification: it moves nothing.
-        _ = state.admit(
-            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: now,
-            sentAtMilliseconds: Self.t0 + 150_000)
+        _ = state.apply(
+            Self.notification("n1", from: "mom"), lookup: .available(nil), nowMilliseconds: now,
+            sentAtMilliseconds: Self.t0 + 150_000
+        )
         #expect(!repeated("mom", at: Self.t0 + Self.window + 1))
     }
 
@@ -205,9 +208,10 @@ struct RepeatedSenderTests {
     func bounded() {
         var state = PartitionState()
         for (index, sender) in ["a", "b", "c", "d", "e"].enumerated() {
-            _ = state.admit(
-                Self.notification("n\(index)", from: sender), context: nil, nowMilliseconds: Self.t0,
-                sentAtMilliseconds: Self.t0 + Int64(index))
+            _ = state.apply(
+                Self.notification("n\(index)", from: sender), lookup: .available(nil), nowMilliseconds: Self.t0,
+                sentAtMilliseconds: Self.t0 + Int64(index)
+            )
         }
         let at = Self.t0 + 10
         #expect(
@@ -222,16 +226,19 @@ struct RepeatedSenderTests {
     @Test("kept in the changelog: restored alike; a rollback forgets what was not committed")
     func changelog() throws {
         var state = PartitionState()
-        _ = state.admit(
-            Self.notification("n1", from: "mom"), context: nil, nowMilliseconds: Self.t0, sentAtMilliseconds: Self.t0)
+        _ = state.apply(
+            Self.notification("n1", from: "mom"), lookup: .available(nil), nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0
+        )
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         state.writeChanges { key, value in log.append((key, value)) }
         state.commit()
         #expect(log.contains { $0.key.starts(with: [0, UInt8(ascii: "P")]) }, "a senders record")
 
-        _ = state.admit(
-            Self.notification("n2", from: "dad"), context: nil, nowMilliseconds: Self.t0,
-            sentAtMilliseconds: Self.t0 + 5)
+        _ = state.apply(
+            Self.notification("n2", from: "dad"), lookup: .available(nil), nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0 + 5
+        )
         #expect(
             state.isRepeatedSender(userID: "u", senderID: "dad", atMilliseconds: Self.t0 + 6, windowMilliseconds: 10))
         state.rollback()
@@ -261,9 +268,10 @@ extension RepeatedSenderTests {
         var state = PartitionState()
         let heard: [(String, Int64)] = [("b", 120_000), ("a", 0), ("d", 1_000), ("c", 61_000)]
         for (index, (sender, after)) in heard.enumerated() {
-            _ = state.admit(
-                Self.notification("n\(index)", from: sender), context: nil, nowMilliseconds: Self.t0,
-                sentAtMilliseconds: Self.t0 + after)
+            _ = state.apply(
+                Self.notification("n\(index)", from: sender), lookup: .available(nil), nowMilliseconds: Self.t0,
+                sentAtMilliseconds: Self.t0 + after
+            )
         }
         var log: [(key: [UInt8], value: [UInt8]?)] = []
         state.writeChanges { key, value in log.append((key, value)) }
@@ -298,8 +306,9 @@ extension RepeatedSenderTests {
         try upgraded.restore(key: oldKey, value: old)
         upgraded.finishRestore()
         #expect(upgraded.isRepeatedSender(userID: "u", senderID: "dad", atMilliseconds: Self.t0, windowMilliseconds: 1))
-        _ = upgraded.admit(
-            Self.notification("n", from: "sis"), context: nil, nowMilliseconds: Self.t0, sentAtMilliseconds: Self.t0 + 1
+        _ = upgraded.apply(
+            Self.notification("n", from: "sis"), lookup: .available(nil), nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0 + 1
         )
         var written: [(key: [UInt8], value: [UInt8]?)] = []
         upgraded.writeChanges { key, value in
@@ -309,9 +318,10 @@ extension RepeatedSenderTests {
         #expect(written.map(\.key) == [oldKey, [0, UInt8(ascii: "P")] + Array("u".utf8)])
         #expect(written.first?.value == nil, "the old record's tombstone first")
         // Written once: the next change of the senders writes the new record alone.
-        _ = upgraded.admit(
-            Self.notification("n2", from: "bro"), context: nil, nowMilliseconds: Self.t0,
-            sentAtMilliseconds: Self.t0 + 2)
+        _ = upgraded.apply(
+            Self.notification("n2", from: "bro"), lookup: .available(nil), nowMilliseconds: Self.t0,
+            sentAtMilliseconds: Self.t0 + 2
+        )
         var next: [[UInt8]] = []
         upgraded.writeChanges { key, _ in if key[1] == UInt8(ascii: "S") { next.append(key) } }
         #expect(next.isEmpty)

@@ -58,7 +58,10 @@ struct RetentionTests {
         var now = PartitionStateTests.now
         func notify(_ app: String, _ id: String) {
             now += 1
-            _ = state.admit(.fixture(id, user: "u", app: app, criteria: "work"), context: context, nowMilliseconds: now)
+            _ = state.apply(
+                .fixture(id, user: "u", app: app, criteria: "work"), lookup: .available(context),
+                nowMilliseconds: now
+            )
         }
         func expire(behind: Int64) {
             now += 1

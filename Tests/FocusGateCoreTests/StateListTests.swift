@@ -8,13 +8,17 @@ struct StateListTests {
         var state = PartitionState(maxUnreadPerApp: 3, dedupeWindow: 2)
         let now = PartitionStateTests.now
         for index in 0..<5 {
-            _ = state.admit(
+            _ = state.apply(
                 .fixture(
-                    "n\(index)", user: index % 2 == 0 ? "u1" : "u2", app: index < 3 ? "chat" : "mail", criteria: "work"),
-                context: PartitionStateTests.work, nowMilliseconds: now)
+                    "n\(index)", user: index % 2 == 0 ? "u1" : "u2", app: index < 3 ? "chat" : "mail",
+                    criteria: "work"),
+                lookup: .available(PartitionStateTests.work), nowMilliseconds: now
+            )
         }
-        _ = state.admit(
-            .readFixture(["n4"], user: "u1", app: "mail"), context: PartitionStateTests.work, nowMilliseconds: now)
+        _ = state.apply(
+            .readFixture(["n4"], user: "u1", app: "mail"), lookup: .available(PartitionStateTests.work),
+            nowMilliseconds: now
+        )
         return state
     }
 
@@ -25,9 +29,10 @@ struct StateListTests {
         #expect(state.listViolations.isEmpty)
         state.writeChanges { _, _ in }
         state.commit()
-        _ = state.admit(
-            .fixture("n9", user: "u1", app: "chat", criteria: "work"), context: nil,
-            nowMilliseconds: PartitionStateTests.now)
+        _ = state.apply(
+            .fixture("n9", user: "u1", app: "chat", criteria: "work"), lookup: .available(nil),
+            nowMilliseconds: PartitionStateTests.now
+        )
         #expect(state.listViolations.isEmpty)
         state.rollback()
         #expect(state.listViolations.isEmpty)

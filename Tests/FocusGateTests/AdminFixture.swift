@@ -30,8 +30,9 @@ actor LedgerUsers: UserStateReading {
         self.state.contains(userID: userID) ? .held(read(self.state)) : .notHeld(partitions: [0], partitionCount: 1)
     }
     func add(userID: String, appID: String, id: String) {
-        _ = self.state.admit(
-            NotificationEvent(id: id, userID: userID, appID: appID), context: nil, nowMilliseconds: 0)
+        _ = self.state.apply(
+            NotificationEvent(id: id, userID: userID, appID: appID), lookup: .available(nil), nowMilliseconds: 0
+        )
     }
     /// Reads `id` and pushes it out of a one-notification window.
     func forget(userID: String, id: String) {
@@ -39,13 +40,16 @@ actor LedgerUsers: UserStateReading {
         swap(&state, &self.state)
         // The same notifications, remembered by a state with a window of one.
         for item in state.history(userID: userID, query: HistoryQuery(limit: 100)).items.reversed() {
-            _ = self.state.admit(
-                NotificationEvent(id: item.notificationID!, userID: userID, appID: item.appID!), context: nil,
-                nowMilliseconds: 0)
+            _ = self.state.apply(
+                NotificationEvent(id: item.notificationID!, userID: userID, appID: item.appID!),
+                lookup: .available(nil),
+                nowMilliseconds: 0
+            )
         }
-        _ = self.state.admit(
+        _ = self.state.apply(
             NotificationEvent(kind: .read, id: "r", userID: userID, appID: "chat", notificationIDs: [id]),
-            context: nil, nowMilliseconds: 0)
+            lookup: .available(nil), nowMilliseconds: 0
+        )
     }
     /// Decides `event` as a worker does, at input offset `offset`.
     func decide(_ event: NotificationEvent, context: CompiledFocusContext?, offset: Int64) -> Decision? {

@@ -17,7 +17,9 @@ struct ChangelogGroupTests {
     /// (`headed`: with the `as-of` header, as a worker writes them).
     static func commit(_ id: String, asOf: Int64, headed: Bool = true) -> [Item] {
         var state = PartitionState()
-        _ = state.admit(NotificationEvent(id: id, userID: "u", appID: "chat"), context: nil, nowMilliseconds: 0)
+        _ = state.apply(
+            NotificationEvent(id: id, userID: "u", appID: "chat"), lookup: .available(nil), nowMilliseconds: 0
+        )
         var items: [Item] = []
         state.writeChanges { key, value in items.append(.record(key: key, value: value, asOf: headed ? asOf : nil)) }
         return items
@@ -46,7 +48,9 @@ struct ChangelogGroupTests {
     static func remembered(_ state: PartitionState, _ ids: [String]) -> [String] {
         ids.filter { id in
             var probe = state
-            return probe.admit(NotificationEvent(id: id, userID: "u", appID: "chat"), context: nil, nowMilliseconds: 0)
+            return probe.apply(
+                NotificationEvent(id: id, userID: "u", appID: "chat"), lookup: .available(nil), nowMilliseconds: 0
+            ).admission
                 == .duplicate
         }
     }

@@ -29,9 +29,10 @@ struct ContractDocumentsTests {
             let event = NotificationEvent(
                 id: "n-\(index)", userID: "u-5", appID: "chat", relevanceScore: withScores ? 0.3 * Double(index) : nil,
                 threadID: thread)
-            _ = state.admit(
-                event, context: sleep, nowMilliseconds: 1_795_284_000_000 + Int64(index), silenced: true,
-                sourceOffset: withScores ? Int64(index) : -1)
+            _ = state.apply(
+                event, lookup: .available(sleep), nowMilliseconds: 1_795_284_000_000 + Int64(index),
+                sourceOffset: withScores ? Int64(index) : -1
+            )
         }
         _ = state.recompute(userID: "u-5", context: off, nowMilliseconds: 1_795_284_060_000)
         var bytes: [UInt8] = []

@@ -359,7 +359,8 @@ enum Events {
         var result: [String: Badge] = [:]
         for record in records {
             guard let event = try? decoder.decode(Array(record.value.utf8), key: record.key.map { Array($0.utf8) }),
-                case .applied(let update?) = state.admit(event, context: context, nowMilliseconds: 0)
+                case .applied(let update?) = state.apply(event, lookup: .available(context), nowMilliseconds: 0)
+                    .admission
             else { continue }
             result["\(update.userID)/\(update.appID)"] = Badge(
                 appID: update.appID, badge: update.badge, unread: update.unread, sequence: update.sequence)

@@ -20,10 +20,11 @@ extension EmbeddedBrokerTests {
         ) -> [Record] {
             for user in users {
                 for index in first..<(first + unread) {
-                    _ = state.admit(
-                        NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), context: nil,
+                    _ = state.apply(
+                        NotificationEvent(id: "n-\(index)", userID: user, appID: "chat"), lookup: .available(nil),
                         // Now: decided longer ago than `state.retentionMs`, the restored gateway would forget them.
-                        nowMilliseconds: SystemWallClock().nowMilliseconds())
+                        nowMilliseconds: SystemWallClock().nowMilliseconds()
+                    )
                 }
             }
             let headers = asOf.map {

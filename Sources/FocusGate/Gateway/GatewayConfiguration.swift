@@ -47,7 +47,7 @@ public struct GatewayConfiguration: Sendable {
     public var summaryItemsPerApp = 5
     /// `people.repeatedWindowSeconds`: a sender's second notification within this long (by record
     /// timestamps) gets through a Focus that allows repeated senders. Default: 180 s.
-    public var repeatedSenderWindow: Duration = .seconds(180)
+    public var repeatedSenderWindow: Duration = .seconds(FocusDecider.defaultRepeatedSenderWindowSeconds)
     /// `rateLimits.*`: the caps for users whose context sets no `rateLimits`. Default: none.
     public var rateLimits: RateLimitPolicy = .none
     /// The wall clock decisions, `focusgate-decided-at` and context expiry go by. Default: the

@@ -101,38 +101,29 @@ extension GatewayWorker {
                 counts.deadLetters[error.code, default: 0] += 1
             case .event(let event, let user):
                 processed += 1
-                let lookup = contexts[user]
-                var context: CompiledFocusContext?
-                if case .available(let found) = lookup { context = found }
                 // A changed badge waits in the state for the commit (coalesced per interval).
-                if event.kind == .notification {
-                    let decided = progress.state.decide(
-                        event, lookup: lookup, defaultRateLimits: rateLimits,
-                        repeatedWindowMilliseconds: repeatedWindow, nowMilliseconds: now,
-                        sentAtMilliseconds: record.timestamp ?? now, sourceOffset: record.offset,
-                        userHash: userHashes[user])
-                    if let decision = decided.decision {
-                        let outcome = decision.outcome == .delivered ? 0 : 1
-                        Self.writeDecisionHeaders(
-                            decision, record: record, sourcePrefix: progress.sourcePrefix,
-                            decidedAt: decidedAt, names: names, into: &headers)
-                        do {
-                            try producer.produce(
-                                topic: outcome == 0 ? topics.delivered : topics.silenced,
-                                key: record.key, value: record.value, headers: headers,
-                                deliveryID: deliveryID)
-                        } catch {
-                            self.refusedInput = .init(partition: record.partition, offset: record.offset)
-                            throw error
-                        }
-                        produced += 1
-                        counts.count(outcome: outcome, reason: decision.reason.index)
-                    } else {
-                        counts.duplicates += 1
+                let applied = progress.state.apply(
+                    event, lookup: contexts[user], nowMilliseconds: now, sentAtMilliseconds: record.timestamp ?? now,
+                    defaultRateLimits: rateLimits, repeatedWindowMilliseconds: repeatedWindow,
+                    sourceOffset: record.offset, userHash: userHashes[user])
+                if let decision = applied.decision {
+                    let outcome = decision.outcome == .delivered ? 0 : 1
+                    Self.writeDecisionHeaders(
+                        decision, record: record, sourcePrefix: progress.sourcePrefix,
+                        decidedAt: decidedAt, names: names, into: &headers)
+                    do {
+                        try producer.produce(
+                            topic: outcome == 0 ? topics.delivered : topics.silenced,
+                            key: record.key, value: record.value, headers: headers,
+                            deliveryID: deliveryID)
+                    } catch {
+                        self.refusedInput = .init(partition: record.partition, offset: record.offset)
+                        throw error
                     }
-                } else {
-                    _ = progress.state.admit(
-                        event, context: context, nowMilliseconds: now, userHash: userHashes[user])
+                    produced += 1
+                    counts.count(outcome: outcome, reason: decision.reason.index)
+                } else if applied.admission == .duplicate {
+                    counts.duplicates += 1
                 }
             }
             progress.next = record.offset + 1

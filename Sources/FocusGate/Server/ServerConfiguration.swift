@@ -107,7 +107,7 @@ public struct ServerConfiguration: Sendable {
     public var summaryItemsPerApp = 5
     /// `people.repeatedWindowSeconds`: how close a sender's two notifications are for the
     /// second to get through as a repeated sender. Default: `180`.
-    public var repeatedWindowSeconds = 180
+    public var repeatedWindowSeconds = Int(FocusDecider.defaultRepeatedSenderWindowSeconds)
     /// `timers.maxFiredPerBatch`: most Focus transitions (expiry, schedule boundaries) a worker
     /// acts on per loop turn, between record batches. Default: `1000`.
     public var maxTimersPerBatch = 1000

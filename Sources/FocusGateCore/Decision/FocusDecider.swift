@@ -11,6 +11,10 @@ public enum ContextLookup: Sendable {
 /// (``DecisionExplanation``) and the tests all call, and one for whether an unread notification
 /// counts in its app's badge.
 public enum FocusDecider {
+    /// `people.repeatedWindowSeconds` unless configured: how close a sender's two notifications
+    /// are for the second to break through as a repeated sender.
+    public static let defaultRepeatedSenderWindowSeconds: Int64 = 180
+
     /// A notification's decision, with what was found on the way that the caller's state keeps.
     public struct Ruling: Sendable {
         /// The decision with its reason.

@@ -62,7 +62,7 @@ extension PartitionState {
         let focus = self.focusNumber(
             decision.focus ?? (silenced ? ruling.context?.focusOn(atMilliseconds: nowMilliseconds) : nil))
         let admission = self.admitNotification(
-            event, user: user, idHash: idHash, senderHash: senderHash, appHash: appHash, person: ruling.senderList,
+            event, user: user, idHash: idHash, senderHash: senderHash, appHash: appHash,
             context: ruling.context, nowMilliseconds: nowMilliseconds, silenced: silenced,
             countsInBadge: ruling.countsInBadge,
             decided: (UInt8(decision.reason.index + 1), decision.contextVersion ?? .min, focus),

@@ -160,84 +160,76 @@ public struct PartitionState {
         case applied(BadgeUpdate?)
     }
 
-    /// Applies a decided notification (recorded as unread), a `read` or a `clear`.
+    /// Applies an event as the record loop does: a `notification` decided
+    /// (``decide(_:lookup:defaultRateLimits:repeatedWindowMilliseconds:nowMilliseconds:sentAtMilliseconds:sourceOffset:userHash:)``),
+    /// a `read` or a `clear` marking the app's notifications read.
     ///
     /// - Parameters:
     ///   - event: The event.
-    ///   - context: The user's context, for the badge (`nil`: no Focus).
+    ///   - lookup: The user's context (a `read` or `clear` under a store that cannot answer is
+    ///     counted with no Focus).
     ///   - nowMilliseconds: The decision time.
-    ///   - silenced: Whether a notification was silenced (kept with it for summaries).
     ///   - sentAtMilliseconds: The record timestamp, for repeated senders and rate limits; `nil`:
     ///     `nowMilliseconds`.
-    ///   - rateLimits: The caps in force: a delivered notification counts in their windows.
-    ///   - sourceOffset: The input record's offset in the partition, for summaries; `-1`: not known.
+    ///   - defaultRateLimits: The configured caps, for a user whose context sets none.
+    ///   - repeatedWindowMilliseconds: `people.repeatedWindowSeconds`, in milliseconds.
+    ///   - sourceOffset: The input record's offset in the partition; `-1`: not known.
     ///   - userHash: As for ``decide(_:lookup:defaultRateLimits:repeatedWindowMilliseconds:nowMilliseconds:sentAtMilliseconds:sourceOffset:userHash:)``.
-    public mutating func admit(
-        _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool = false,
-        sentAtMilliseconds: Int64? = nil, rateLimits: RateLimitPolicy = .none, sourceOffset: Int64 = -1,
-        userHash: UInt64? = nil
-    ) -> Admission {
-        let userHash = userHash ?? IdentifierIndex.hash(event.userID)
-        // A notification follows the user's Focus (timer, status); a read or clear changes
-        // neither, and its nil context may stand for a store that cannot answer.
-        if event.kind == .notification {
-            self.followFocusIfChanged(
-                user: self.internUser(event.userID, hash: userHash), context: context, nowMilliseconds: nowMilliseconds)
+    /// - Returns: A notification's decision (`nil` for a duplicate, a `read` or a `clear`) and
+    ///   what applying the event did.
+    public mutating func apply(
+        _ event: NotificationEvent, lookup: ContextLookup, nowMilliseconds: Int64, sentAtMilliseconds: Int64? = nil,
+        defaultRateLimits: RateLimitPolicy = .none,
+        repeatedWindowMilliseconds: Int64 = FocusDecider.defaultRepeatedSenderWindowSeconds * 1000,
+        sourceOffset: Int64 = -1, userHash: UInt64? = nil
+    ) -> (decision: Decision?, admission: Admission) {
+        guard event.kind == .notification else {
+            var context: CompiledFocusContext?
+            if case .available(let found) = lookup { context = found }
+            return (nil, self.markRead(event, context: context, nowMilliseconds: nowMilliseconds, userHash: userHash))
         }
+        return self.decide(
+            event, lookup: lookup, defaultRateLimits: defaultRateLimits,
+            repeatedWindowMilliseconds: repeatedWindowMilliseconds, nowMilliseconds: nowMilliseconds,
+            sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds, sourceOffset: sourceOffset, userHash: userHash)
+    }
+
+    /// A `read` (its ids) or a `clear` (every unread notification of the app): neither changes
+    /// the user's Focus timer or status, and a `nil` context may stand for a store that cannot answer.
+    mutating func markRead(
+        _ event: NotificationEvent, context: CompiledFocusContext?, nowMilliseconds: Int64, userHash: UInt64?
+    ) -> Admission {
+        guard let user = self.userNumber(event.userID, hash: userHash ?? IdentifierIndex.hash(event.userID)),
+            let app = self.findApp(user: user, appID: event.appID)
+        else { return .applied(nil) }
         let context = context?.inForce(atMilliseconds: nowMilliseconds)
-        switch event.kind {
-        case .notification:
-            let user = self.internUser(event.userID, hash: userHash)
-            let appHash = rateLimits.perApp == nil ? 0 : Self.appHash(event.appID)
-            let idHash = Self.idHash(event.identifier)
-            if self.findEntry(user: user, idHash: idHash) != nil { return .duplicate }
-            return self.admitNotification(
-                event, user: user, idHash: idHash, senderHash: event.senderID.map(Self.senderHash), appHash: appHash,
-                person: context?.personList(of: event.senderID), context: context, nowMilliseconds: nowMilliseconds,
-                silenced: silenced,
-                decided: (
-                    0, .min,
-                    silenced ? self.focusNumber(context?.focusOn(atMilliseconds: nowMilliseconds)) : 0
-                ), sentAtMilliseconds: sentAtMilliseconds ?? nowMilliseconds,
-                rateLimits: rateLimits,
-                rateWindows: rateLimits.isActive
-                    ? self.findRateWindows(user: user, appHash: appHash) : RateWindowPlaces(),
-                sourceOffset: sourceOffset)
-        case .read:
-            guard let user = self.userNumber(event.userID, hash: userHash),
-                let app = self.findApp(user: user, appID: event.appID)
-            else { return .applied(nil) }
-            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+        self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+        if event.kind == .read {
             for id in event.notificationIDs {
                 guard let entry = self.findEntry(user: user, idHash: Self.idHash(id)),
                     self.entries[Int(entry)].app == app
                 else { continue }
                 self.removeUnread(entry, context: context, nowMilliseconds: nowMilliseconds)
             }
-            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
-        case .clear:
-            guard let user = self.userNumber(event.userID, hash: userHash),
-                let app = self.findApp(user: user, appID: event.appID)
-            else { return .applied(nil) }
-            self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
+        } else {
             while self.apps[Int(app)].unreadHead != StateIndex.none {
                 self.removeUnread(self.apps[Int(app)].unreadHead, context: context, nowMilliseconds: nowMilliseconds)
             }
-            return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
         }
+        return .applied(self.publish(app, context: context, nowMilliseconds: nowMilliseconds))
     }
 
-    /// ``admit(_:context:nowMilliseconds:silenced:sentAtMilliseconds:rateLimits:)`` of a
+    /// The update of ``decide(_:lookup:defaultRateLimits:repeatedWindowMilliseconds:nowMilliseconds:sentAtMilliseconds:sourceOffset:userHash:)``, of a
     /// notification that is not a duplicate, for an interned user, with its id's hash
     /// (``idHash(_:)``), the sender's hash (``senderHash(_:)``), the app's
-    /// (``appHash(_:)``, when a per-app cap is set), the sender's people list and the user's
+    /// (``appHash(_:)``, when a per-app cap is set) and the user's
     /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once, and
     /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus);
-    /// `countsInBadge` when the decision found it (``FocusDecider/Ruling/countsInBadge``).
+    /// and whether it counts in the badge (``FocusDecider/Ruling/countsInBadge``).
     mutating func admitNotification(
         _ event: NotificationEvent, user: UInt32, idHash: UInt64, senderHash: UInt64?, appHash: UInt64,
-        person: PersonList?, context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool,
-        countsInBadge: Bool? = nil, decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
+        context: CompiledFocusContext?, nowMilliseconds: Int64, silenced: Bool,
+        countsInBadge: Bool, decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
         if let senderHash {
@@ -250,13 +242,8 @@ public struct PartitionState {
         }
         let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
         self.recount(app, context: context, nowMilliseconds: nowMilliseconds)
-        let counts =
-            countsInBadge
-            ?? FocusDecider.countsInBadge(
-                appID: event.appID, criteria: event.filterCriteria, person: person, context: context,
-                nowMilliseconds: nowMilliseconds)
         var flags = StateEntry.alive | StateEntry.inWindow | StateEntry.unread
-        if counts { flags |= StateEntry.counted }
+        if countsInBadge { flags |= StateEntry.counted }
         if silenced { flags |= StateEntry.silenced }
         let id = event.identifier.withUTF8 { self.storeID($0) }
         let record = DecisionRecord(
