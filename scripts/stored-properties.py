@@ -24,7 +24,7 @@ EXCEPTIONS = {
     "GatewayConfiguration": (31, "the pipeline's projection of the configuration; #62 derives it"),
     "GatewayMetrics": (26, "a registry: one metric object per documented metric"),
     "FocusContext": (16, "mirrors the Focus context document of docs/contract.md"),
-    "PartitionState": (47, "split into components by #62"),
+    "PartitionState": (38, "split into components by #62"),
     "GatewayWorker": (47, "split into a loop and two delivery protocols by #62"),
 }
 
@@ -82,6 +82,9 @@ def main():
         limit, _ = EXCEPTIONS.get(name, (LIMIT, ""))
         if stored > limit:
             failures.append(f"{path}: {name} has {stored} stored properties (at most {limit})")
+        elif name in EXCEPTIONS and stored < limit:
+            # A ratchet: an exception is held at what the type has, so a split stays split.
+            failures.append(f"{path}: {name} has {stored} stored properties: lower its exception to {stored}")
     for failure in failures:
         print(failure, file=sys.stderr)
     return 1 if failures else 0

@@ -6,12 +6,13 @@ struct ChangeSetTests {
     @Test("a write marks what it went through; a commit or rollback forgets everything")
     func writtenAndCleared() {
         var changes = ChangeSet()
-        changes.append(.senders(user: 1))
-        changes.append(.status(user: 2))
+        changes.append(.userRecord(kind: SenderRings.recordKind, user: 1))
+        changes.append(.userRecord(kind: FocusStatuses.recordKind, user: 2))
         #expect(changes.unwritten.count == 2)
         changes.markWritten()
-        changes.append(.transition(user: 3))
-        #expect(changes.written == 2 && Array(changes.unwritten) == [.transition(user: 3)])
+        changes.append(.userRecord(kind: FocusTimers.recordKind, user: 3))
+        #expect(
+            changes.written == 2 && Array(changes.unwritten) == [.userRecord(kind: FocusTimers.recordKind, user: 3)])
         changes.removeAll()
         #expect(changes.isEmpty && changes.written == 0)
     }

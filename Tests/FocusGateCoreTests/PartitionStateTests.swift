@@ -498,7 +498,7 @@ struct PartitionStateTests {
             _ = state.apply(Self.notification("new"), lookup: .available(Self.work), nowMilliseconds: Self.now)
             var bytes = 0
             state.writeChanges { key, value in bytes += key.count + (value?.count ?? 0) }
-            return (state.undo.count, bytes)
+            return (state.beforeImageCount, bytes)
         }
         // A full window (1,000 ids) and a full unread list (1,000) each add one constant step (an
         // eviction, a drop: before-images and a tombstone); nothing depends on how much the user has.

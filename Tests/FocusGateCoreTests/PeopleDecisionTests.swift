@@ -331,7 +331,7 @@ extension RepeatedSenderTests {
     func sizes() {
         #expect(MemoryLayout<StateEntry>.stride == 48)
         #expect(MemoryLayout<SenderRing>.stride == 72)
-        #expect(MemoryLayout<UserSlot>.stride + MemoryLayout<String>.stride == 56)
+        #expect(MemoryLayout<UserSlot>.stride + MemoryLayout<String>.stride == 48)
         // The app id's tag fills what was padding.
         #expect(MemoryLayout<AppSlot>.stride + MemoryLayout<String>.stride == 72)
         #expect(MemoryLayout<RateWindow>.stride == 64)

@@ -171,7 +171,7 @@ struct RateLimitTests {
                 &state, Self.notification("n\(app)", app: "app-\(app)"), nil, sentAt: Self.start + Int64(app),
                 defaults: defaults)
         }
-        #expect(state.rateWindows.count == 1 + RateWindow.maxAppWindows)
+        #expect(state.userRecords.rateWindows.windows.count == 1 + RateWindow.maxAppWindows)
         let newest = "app-\(RateWindow.maxAppWindows + 7)"
         #expect(
             Self.decide(

@@ -43,19 +43,13 @@ extension PartitionState {
         var entries = Set<UInt32>()
         var names = Set<UInt32>()
         var counts = Set<UInt32>()
-        var senders = Set<UInt32>()
-        var rateWindows = Set<UInt32>()
-        var transitions = Set<UInt32>()
-        var statuses = Set<UInt32>()
+        var userRecords = Set<UserRecordKey>()
         for change in self.changes {
             switch change {
             case .entry(_, _, let at, _): entries.insert(at)
             case .appName(_, _, let at): names.insert(at)
             case .appCounts(_, _, let at): counts.insert(at)
-            case .senders(let user): senders.insert(user)
-            case .rateWindows(let user): rateWindows.insert(user)
-            case .transition(let user): transitions.insert(user)
-            case .status(let user): statuses.insert(user)
+            case .userRecord(let kind, let user): userRecords.insert(UserRecordKey(kind: kind, user: user))
             case .userGone: continue
             }
         }
@@ -72,24 +66,7 @@ extension PartitionState {
                 found.append("app \(index)'s counts marked but not listed")
             }
         }
-        for (user, slot) in self.users.enumerated() where !slot.isFree {
-            if slot.senderRing != StateIndex.none && self.senderRings[Int(slot.senderRing)].isDirty
-                && !senders.contains(UInt32(user))
-            {
-                found.append("user \(user)'s senders marked but not listed")
-            }
-            if slot.rateWindow != StateIndex.none && self.rateWindows[Int(slot.rateWindow)].isDirty
-                && !rateWindows.contains(UInt32(user))
-            {
-                found.append("user \(user)'s rate windows marked but not listed")
-            }
-        }
-        for (user, slot) in self.transitionSlots where slot.isDirty && !transitions.contains(user) {
-            found.append("user \(user)'s timer marked but not listed")
-        }
-        for (user, slot) in self.statusSlots where slot.isDirty && !statuses.contains(user) {
-            found.append("user \(user)'s status marked but not listed")
-        }
+        found += self.userRecords.unlistedMarks(listed: userRecords)
         return found
     }
 }

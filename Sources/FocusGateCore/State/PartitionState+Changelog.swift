@@ -44,14 +44,8 @@ extension PartitionState {
     static let countsKind = UInt8(ascii: "A")
     static let userCountsKind = UInt8(ascii: "U")
     static let commitKind = UInt8(ascii: "C")
-    /// A user's recent senders, each time in full: written before ``sendersKind``, still read.
-    static let oldSendersKind = UInt8(ascii: "S")
-    static let sendersKind = UInt8(ascii: "P")
-    static let rateWindowsKind = UInt8(ascii: "R")
-    static let transitionKind = UInt8(ascii: "T")
-    static let statusKind = UInt8(ascii: "F")
     /// The kinds keyed by the user alone: a forgotten user's tombstones.
-    static let userKinds = [userCountsKind, oldSendersKind, sendersKind, rateWindowsKind, transitionKind, statusKind]
+    static let userKinds = [userCountsKind] + UserRecords().recordKinds
 
     /// The key of the record that closes a partition's changes in a transaction.
     public static let commitMarkerKey: [UInt8] = [0, commitKind]
@@ -142,43 +136,9 @@ extension PartitionState {
                     entry, decision: decision, carryingCounts: carriesCounts, asOf: asOf, writtenAt: writtenAt,
                     to: &value)
                 try write(key, value)
-            case .senders(let user):
-                let ring = self.users[Int(user)].senderRing
-                guard self.senderRings[Int(ring)].isDirty else { continue }
-                self.senderRings[Int(ring)].isDirty = false
-                if self.senderRings[Int(ring)].hasOldFormRecord {
-                    // The record of the old form goes before the new one is written.
-                    self.senderRings[Int(ring)].hasOldFormRecord = false
-                    self.appendUserKey(kind: Self.oldSendersKind, user: user, to: &key)
-                    try write(key, nil)
-                    key.removeAll(keepingCapacity: true)
-                }
-                self.appendUserKey(kind: Self.sendersKind, user: user, to: &key)
-                self.encodeSenders(self.senderRings[Int(ring)], to: &value)
-                try write(key, value)
-            case .rateWindows(let user):
-                let head = self.users[Int(user)].rateWindow
-                guard self.rateWindows[Int(head)].isDirty else { continue }
-                self.rateWindows[Int(head)].isDirty = false
-                self.appendUserKey(kind: Self.rateWindowsKind, user: user, to: &key)
-                self.encodeRateWindows(user: user, to: &value)
-                try write(key, value)
-            case .status(let user):
-                guard let slot = self.statusSlots[user], slot.isDirty else { continue }
-                self.statusSlots[user]?.isDirty = false
-                self.appendUserKey(kind: Self.statusKind, user: user, to: &key)
-                self.encodeStatus(slot, to: &value)
-                try write(key, value)
-            case .transition(let user):
-                guard let slot = self.transitionSlots[user], slot.isDirty else { continue }
-                self.settleTransition(user: user)
-                self.appendUserKey(kind: Self.transitionKind, user: user, to: &key)
-                guard slot.at != .max else {
-                    try write(key, nil)
-                    continue
-                }
-                Self.writeVarint(UInt64(bitPattern: slot.at), to: &value)
-                try write(key, value)
+            case .userRecord(let kind, let user):
+                try self.userRecords.writeRecord(
+                    kind: kind, user: user, userID: self.userIDByNumber[Int(user)], key: &key, value: &value, write)
             case .appName(let user, let ordinal, let at):
                 Self.appendAppKey(
                     kind: Self.nameKind, ordinal: ordinal, userID: self.userIDByNumber[Int(user)], to: &key)

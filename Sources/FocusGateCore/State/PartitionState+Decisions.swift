@@ -46,15 +46,16 @@ extension PartitionState {
             senderHash: senderHash,
             repeatedSender: {
                 senderHash.map {
-                    self.isRepeatedSender(
+                    self.userRecords.senders.isRepeated(
                         user: user, senderHash: $0, atMilliseconds: sentAtMilliseconds,
                         windowMilliseconds: repeatedWindowMilliseconds)
                 } == true
             },
             delivered: { limits in
                 if limits.perApp != nil { appHash = Self.appHash(event.appID) }
-                windows = self.findRateWindows(user: user, appHash: appHash)
-                return self.delivered(in: windows, policy: limits, atMilliseconds: sentAtMilliseconds)
+                windows = self.userRecords.rateWindows.find(user: user, appHash: appHash)
+                return self.userRecords.rateWindows.delivered(
+                    in: windows, policy: limits, atMilliseconds: sentAtMilliseconds)
             })
         let decision = ruling.decision
         let silenced = decision.outcome == .silenced

@@ -62,20 +62,11 @@ extension PartitionState {
         case Self.userCountsKind:
             try self.restoreUserCounts(
                 user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
-        case Self.sendersKind, Self.oldSendersKind:
-            try self.restoreSenders(
-                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value,
-                fromOldForm: key[1] == Self.oldSendersKind)
-        case Self.rateWindowsKind:
-            try self.restoreRateWindows(
-                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
-        case Self.statusKind:
-            try self.restoreStatus(user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
-        case Self.transitionKind:
-            try self.restoreTransition(
-                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), value: value)
         case Self.commitKind:
             return
+        case let kind where self.userRecords.reads(kind):
+            try self.userRecords.restore(
+                user: self.restoredUser(UnsafeRawBufferPointer(rebasing: key[2...])), kind: kind, value: value)
         default:
             throw StateFormatError(code: .malformed, message: "unknown record kind \(key[1])")
         }
@@ -355,11 +346,10 @@ extension PartitionState {
             order[range].sort { self.entries[Int($0)].arrival < self.entries[Int($1)].arrival }
             self.linkRestored(user: UInt32(user), order[range])
         }
-        self.undo.removeAll()
         // Unread dropped to a smaller `maxUnreadPerApp` are not written (each restore drops them
         // again), but their marks must go, or their later changes would never be listed.
         self.clearMarks(of: 0)
-        self.rebuildTransitionQueue()
+        self.userRecords.finishRestore()
         // Users whose records were all tombstones (the retention forgot them) or that hold
         // nothing else: their numbers are free for later users.
         for user in self.users.indices where !self.users[user].isFree && self.hasNothing(user: UInt32(user)) {

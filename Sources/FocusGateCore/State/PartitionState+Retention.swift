@@ -112,7 +112,7 @@ extension PartitionState {
     func hasNothing(user: UInt32) -> Bool {
         let slot = self.users[Int(user)]
         return slot.windowHead == StateIndex.none && slot.firstApp == StateIndex.none
-            && (self.transitionSlots[user]?.at ?? .max) == .max && self.statusSlots[user]?.focused != true
+            && !self.userRecords.keeps(user: user)
     }
 
     /// Frees the numbers of the users ``expire(userID:context:nowMilliseconds:before:)`` left
@@ -126,23 +126,10 @@ extension PartitionState {
         self.departingUsers.removeAll()
     }
 
-    /// Frees a user with nothing left: its number, ring and windows are reused by later users.
+    /// Frees a user with nothing left: its number, and what the components kept of it, are reused
+    /// by later users.
     mutating func freeUser(_ user: UInt32) {
-        let slot = self.users[Int(user)]
-        if slot.senderRing != StateIndex.none {
-            self.senderRings[Int(slot.senderRing)] = SenderRing(user: StateIndex.none)
-            self.freeSenderRings.free(slot.senderRing)
-        }
-        var window = slot.rateWindow
-        while window != StateIndex.none {
-            let next = self.rateWindows[Int(window)].next
-            self.rateWindows[Int(window)] = RateWindow(user: StateIndex.none, appHash: 0)
-            self.freeRateWindows.free(window)
-            window = next
-        }
-        self.statusSlots[user] = nil
-        self.transitionSlots[user] = nil
-        self.transitionQueue.set(user, at: nil)
+        self.userRecords.forget(user: user)
         self.userIndex.remove(user, hash: IdentifierIndex.hash(self.userIDByNumber[Int(user)]))
         self.userIDByNumber[Int(user)] = ""
         self.users[Int(user)] = .freed

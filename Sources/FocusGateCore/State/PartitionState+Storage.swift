@@ -33,6 +33,13 @@ extension PartitionState {
         return nil
     }
 
+    /// The stable hash of an app id: 64-bit FNV-1a of its UTF-8 bytes, never `0` (a user's own
+    /// rate window, ``RateWindow/appHash``).
+    static func appHash(_ appID: String) -> UInt64 {
+        let hash = StableHash.fnv1a(appID, basis: 0x9ae1_6a3b_2f90_404f)
+        return hash == 0 ? 1 : hash
+    }
+
     /// 16 bits of the app id's hash (``appHash(_:)``), kept in its slot (``AppSlot/appTag``).
     static func appTag(_ appID: String) -> UInt16 {
         UInt16(truncatingIfNeeded: Self.appHash(appID) >> 48)

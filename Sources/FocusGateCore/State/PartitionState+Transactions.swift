@@ -17,7 +17,7 @@ extension PartitionState {
             let user: UInt32
             switch change {
             case .entry(let number, _, _, _), .appName(let number, _, _), .appCounts(let number, _, _),
-                .senders(let number), .rateWindows(let number), .transition(let number), .status(let number),
+                .userRecord(_, let number),
                 .userGone(let number):
                 user = number
             }
@@ -28,7 +28,6 @@ extension PartitionState {
 
     /// Makes the changes since the last commit the committed state.
     public mutating func commit() {
-        self.undo.removeAll(keepingCapacity: true)
         // Written changes had their marks cleared already; clear those the caller did not write.
         self.clearMarks(of: self.changes.written)
         self.clearPendingBadgeUpdates()
@@ -46,9 +45,7 @@ extension PartitionState {
         self.appIDBySlot.commit()
         self.users.commit()
         self.userIDByNumber.commit()
-        self.senderRings.commit()
-        self.rateWindows.commit()
-        self.transitionQueue.commit()
+        self.userRecords.commit()
         self.committed = self.commitPoint
     }
 
@@ -63,14 +60,8 @@ extension PartitionState {
                 if let app = self.app(user: user, ordinal: ordinal, at: at) {
                     self.apps[Int(app)].flags &= ~(AppSlot.dirtyName | AppSlot.dirtyCounts)
                 }
-            case .senders(let user):
-                self.senderRings[Int(self.users[Int(user)].senderRing)].isDirty = false
-            case .rateWindows(let user):
-                self.rateWindows[Int(self.users[Int(user)].rateWindow)].isDirty = false
-            case .transition(let user):
-                self.settleTransition(user: user)
-            case .status(let user):
-                self.statusSlots[user]?.isDirty = false
+            case .userRecord:
+                continue  // a component's commit clears its marks
             case .userGone:
                 continue
             }
@@ -101,11 +92,10 @@ extension PartitionState {
         check("app ids", self.appIDBySlot)
         check("users", self.users)
         check("user ids", self.userIDByNumber)
-        check("sender rings", self.senderRings)
-        check("rate windows", self.rateWindows)
         pair("entries and decisions", self.entries, self.decisions)
         pair("apps and their ids", self.apps, self.appIDBySlot)
         pair("users and their ids", self.users, self.userIDByNumber)
+        found += self.userRecords.violations
         found += self.attributes.violations.map { "attributes: \($0)" }
         found += self.userIndex.violations { user in
             Int(user) < self.userIDByNumber.count ? self.userIDByNumber[Int(user)] : nil
@@ -125,20 +115,23 @@ extension PartitionState {
         if named != self.userIndex.count {
             found.append("user index: \(self.userIndex.count) numbers for \(named) users with an id")
         }
-        found += self.transitionQueue.violations().map { "timers: \($0)" }
-        for timer in self.transitionQueue.timers where self.transitionSlots[timer.user]?.at != timer.at {
-            found.append("timers: user \(timer.user)'s timer at \(timer.at) is not its slot's")
-        }
         found += self.markViolations
         found += self.listViolations
         return found
+    }
+
+    /// The before-images the slots of entries, apps and users hold: what a rollback now would
+    /// write back (for tests of what one change costs).
+    var beforeImageCount: Int {
+        self.entries.beforeImages.count + self.decisions.beforeImages.count + self.apps.beforeImages.count
+            + self.appIDBySlot.beforeImages.count + self.users.beforeImages.count
+            + self.userIDByNumber.beforeImages.count
     }
 
     /// What the state is now, as a rollback would return to it.
     var commitPoint: CommitPoint {
         CommitPoint(
             freeEntry: self.freeEntry, freeApp: self.freeApp, freeUsers: self.freeUsers.count,
-            freeSenderRings: self.freeSenderRings.count, freeRateWindows: self.freeRateWindows.count,
             liveEntries: self.liveEntries, droppedUnread: self.droppedUnread, forgottenEntries: self.forgottenEntries,
             idBytes: self.idBytes.count)
     }
@@ -168,20 +161,8 @@ extension PartitionState {
             if !current.isEmpty { self.userIndex.remove(user, hash: IdentifierIndex.hash(current)) }
             if !committed.isEmpty { self.userIndex.insert(user, hash: IdentifierIndex.hash(committed)) }
         }
-        for record in self.undo.reversed() {
-            switch record {
-            case .transition(let user, let slot): self.transitionSlots[user] = slot
-            case .status(let user, let slot): self.statusSlots[user] = slot
-            }
-        }
-        for user in UInt32(self.users.committedCount)..<UInt32(self.users.count) {
-            self.statusSlots[user] = nil
-            self.transitionSlots[user] = nil
-        }
-        self.transitionQueue.rollBack()
         self.users.rollBack()
-        self.senderRings.rollBack()
-        self.rateWindows.rollBack()
+        self.userRecords.rollBack()
         self.idBytes.removeSubrange(self.committed.idBytes...)
         // By each entry as it is again: an entry freed and reused since the commit has several
         // before-images, of different keys, and only the oldest is what it is now.
@@ -191,36 +172,18 @@ extension PartitionState {
             else { continue }
             self.indexEntry(index)
         }
-        // The marks of what stays: a user's rate-window record is marked on its first window,
-        // which a change to another of its windows leaves without a before-image.
-        for change in self.changes {
-            switch change {
-            case .senders(let user) where Int(user) < self.users.count:
-                let ring = self.users[Int(user)].senderRing
-                if ring != StateIndex.none { self.senderRings[Int(ring)].isDirty = false }
-            case .rateWindows(let user) where Int(user) < self.users.count:
-                let head = self.users[Int(user)].rateWindow
-                if head != StateIndex.none { self.rateWindows[Int(head)].isDirty = false }
-            default:
-                continue
-            }
-        }
         self.freeEntry = self.committed.freeEntry
         self.freeApp = self.committed.freeApp
         self.freeUsers.rollBack(to: self.committed.freeUsers)
-        self.freeSenderRings.rollBack(to: self.committed.freeSenderRings)
-        self.freeRateWindows.rollBack(to: self.committed.freeRateWindows)
         self.departingUsers.removeAll()
         self.liveEntries = self.committed.liveEntries
         self.droppedUnread = self.committed.droppedUnread
         self.forgottenEntries = self.committed.forgottenEntries
-        self.undo.removeAll(keepingCapacity: true)
         self.changes.removeAll()
         self.clearPendingBadgeUpdates()
     }
 
     mutating func clearPendingBadgeUpdates() {
-        self.clearPendingStatusUpdates()
         self.summaries.removeAll(keepingCapacity: true)
         for app in self.pendingSlots where Int(app) < self.apps.count { self.apps[Int(app)].pending = StateIndex.none }
         self.pendingSlots.removeAll(keepingCapacity: true)

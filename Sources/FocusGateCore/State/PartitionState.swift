@@ -37,14 +37,9 @@ public struct PartitionState {
     var userIndex = IdentifierIndex()
     /// The criteria and sender of the entries, each distinct pair kept once.
     var attributes = AttributePool()
-    /// Recent senders per user (``UserSlot/senderRing``), for repeated-sender breakthrough.
-    var senderRings = UndoableArray<SenderRing>()
-    /// Rate-limit windows (``UserSlot/rateWindow``), each user's linked through ``RateWindow/next``.
-    var rateWindows = UndoableArray<RateWindow>()
-    var transitionSlots: [UInt32: TransitionSlot] = [:]
-    var statusSlots: [UInt32: StatusSlot] = [:]
-    var statusUpdates: [FocusStatusUpdate] = []
-    var statusUpdateIndex: [UInt32: Int] = [:]
+    /// The per-user components: recent senders, rate-limit windows, Focus timers and status
+    /// (``UserRecords``).
+    var userRecords = UserRecords()
     var summaries: [FocusSummary] = []
     /// How each entry was decided, at the entry's index (what the history and summaries say).
     var decisions = UndoableArray<DecisionRecord>()
@@ -62,16 +57,13 @@ public struct PartitionState {
     var focusNumbers: [String: UInt16] = [:]
     /// The Focus number ``focusNumber(_:)`` gave last.
     var lastFocus: UInt16 = 0
-    var transitionQueue = TransitionQueue()
     /// Where each entry is, by (user, id hash), under a seed of this state's own (the hashes
     /// written to the changelog are not seeded).
     var table = EntryTable()
     var freeEntry = StateIndex.none
     var freeApp = StateIndex.none
-    /// User numbers, sender rings and rate windows the retention freed (``PartitionState/commit()``).
+    /// User numbers the retention freed (``PartitionState/commit()``).
     var freeUsers = FreeSlots()
-    var freeSenderRings = FreeSlots()
-    var freeRateWindows = FreeSlots()
     /// Users the retention left with nothing since the commit, freed by it if they still have
     /// nothing then (``expire(userID:context:nowMilliseconds:before:)``).
     var departingUsers: Set<UInt32> = []
@@ -103,7 +95,6 @@ public struct PartitionState {
     }
 
     // Since the last commit, besides the slots' own before-images.
-    var undo: [StateUndo] = []
     var changes = ChangeSet()
     var committed = CommitPoint()
     /// While restoring: the user of the last record applied.
@@ -114,8 +105,6 @@ public struct PartitionState {
         var freeEntry = StateIndex.none
         var freeApp = StateIndex.none
         var freeUsers = 0
-        var freeSenderRings = 0
-        var freeRateWindows = 0
         var liveEntries = 0
         var droppedUnread = 0
         var forgottenEntries = 0
@@ -223,7 +212,7 @@ public struct PartitionState {
     /// notification that is not a duplicate, for an interned user, with its id's hash
     /// (``idHash(_:)``), the sender's hash (``senderHash(_:)``), the app's
     /// (``appHash(_:)``, when a per-app cap is set) and the user's
-    /// rate windows (``findRateWindows(user:appHash:)``, when a cap is set) computed once, and
+    /// rate windows (``RateWindows/find(user:appHash:)``, when a cap is set) computed once, and
     /// how it was decided as its ``DecisionRecord`` keeps it (reason, context version, Focus);
     /// and whether it counts in the badge (``FocusDecider/Ruling/countsInBadge``).
     mutating func admitNotification(
@@ -232,13 +221,17 @@ public struct PartitionState {
         countsInBadge: Bool, decided: (reason: UInt8, contextVersion: Int64, focus: UInt16),
         sentAtMilliseconds: Int64, rateLimits: RateLimitPolicy, rateWindows: RateWindowPlaces, sourceOffset: Int64
     ) -> Admission {
-        if let senderHash {
-            self.noteSender(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
+        if let senderHash,
+            self.userRecords.senders.note(user: user, senderHash: senderHash, atMilliseconds: sentAtMilliseconds)
+        {
+            self.changes.append(.userRecord(kind: SenderRings.recordKind, user: user))
         }
-        if !silenced && rateLimits.isActive {
-            self.noteDelivery(
+        if !silenced && rateLimits.isActive
+            && self.userRecords.rateWindows.note(
                 user: user, appHash: appHash, places: rateWindows, policy: rateLimits,
                 atMilliseconds: sentAtMilliseconds)
+        {
+            self.changes.append(.userRecord(kind: RateWindows.recordKind, user: user))
         }
         let app = self.findApp(user: user, appID: event.appID) ?? self.makeApp(user: user, appID: event.appID)
         self.recount(app, context: context, nowMilliseconds: nowMilliseconds)

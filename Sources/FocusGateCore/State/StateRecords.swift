@@ -195,10 +195,6 @@ struct UserSlot {
     var firstApp: UInt32 = StateIndex.none
     var nextArrival: UInt32 = 0
     var nextOrdinal: UInt32 = 1
-    /// The user's ``SenderRing``, once a notification named a sender; ``StateIndex/none`` before.
-    var senderRing: UInt32 = StateIndex.none
-    /// The user's first ``RateWindow``, once a rate limit counted a delivery; ``StateIndex/none`` before.
-    var rateWindow: UInt32 = StateIndex.none
     /// The context version the user's timer and status were last worked out for
     /// (``PartitionState/noContextVersion``: none; `Int64.min`: not yet): a decision under the
     /// same version has nothing to update, since within a version they change only when the
@@ -211,147 +207,6 @@ struct UserSlot {
     var isFree: Bool { self.nextOrdinal == 0 }
 }
 
-/// When a user's Focus in force changes next (Unix ms), watched by the partition's timers: kept
-/// only for users who have one, beside the user slots.
-struct TransitionSlot {
-    /// `Int64.max`: cleared since the commit (written as a tombstone, then dropped).
-    var at: Int64
-    /// Changed since the commit and listed in the changes once.
-    var isDirty: Bool
-}
-
-/// The senders a user heard from last, for repeated-sender breakthrough: up to
-/// ``capacity``, each with the record timestamp of its latest notification (72 bytes). The
-/// oldest gives way to a new sender, so the state per user stays bounded.
-struct SenderRing {
-    static let capacity = 4
-    /// 64-bit FNV-1a hashes of the sender ids (of another basis than notification ids').
-    var hashes = InlineArray<4, UInt64>(repeating: 0)
-    /// Record timestamps (Unix ms); `Int64.min`: an empty place.
-    var times = InlineArray<4, Int64>(repeating: .min)
-    var user: UInt32
-    /// Changed since the commit and listed in the changes once.
-    var isDirty = false
-    /// Restored from a record of the old form (`S`), which the next write of the ring (`P`)
-    /// puts a tombstone on.
-    var hasOldFormRecord = false
-
-    init(user: UInt32) {
-        self.user = user
-    }
-}
-
-/// Deliveries of a user (or of one of the user's apps) in a rolling rate-limit window, counted in
-/// ``slots`` slots of a twelfth of the window each, aligned to the Unix epoch (64 bytes): a
-/// delivery counts for between 11/12 of the window and the whole window. A user's windows are a
-/// list through ``next``: the user's own first, then one per app, at most ``maxAppWindows``.
-struct RateWindow {
-    static let slots = 12
-    static let maxAppWindows = 16
-    /// Deliveries per slot, at slot number mod ``slots``.
-    var counts = InlineArray<12, UInt16>(repeating: 0)
-    /// The newest slot number (record timestamp ÷ ``width``) counted.
-    var newestSlot: Int64 = .min
-    /// The slot width in milliseconds the counts were made with; `0`: nothing counted.
-    var width: Int64 = 0
-    /// The app's id hash (``PartitionState/appHash(_:)``); `0`: the user's own window.
-    var appHash: UInt64
-    var user: UInt32
-    var next: UInt32 = StateIndex.none
-    /// The sum of ``counts``, kept so that a window at its newest slot is counted without a loop.
-    var total: UInt32 = 0
-    /// Changed since the commit and listed in the changes once.
-    var isDirty = false
-
-    init(user: UInt32, appHash: UInt64) {
-        self.user = user
-        self.appHash = appHash
-    }
-
-    /// The most bytes a window takes in an `R` changelog record: its app hash, two varints of up
-    /// to 10 bytes, the slot bitmask (2) and a count of up to 3 bytes per slot.
-    static let maxEncodedBytes = 8 + 10 + 10 + 2 + 3 * Self.slots
-
-    /// The slot width of a window, in milliseconds (at least 1).
-    static func width(ofWindow milliseconds: Int64) -> Int64 { max(1, milliseconds / Int64(Self.slots)) }
-
-    /// Deliveries counted at `time` (Unix ms) in a window of `windowMilliseconds`: the slots
-    /// ending with the later of `time`'s slot and the newest slot counted, so a late record is
-    /// judged by the window as it is now.
-    func count(at time: Int64, windowMilliseconds: Int64) -> Int {
-        let width = Self.width(ofWindow: windowMilliseconds)
-        guard width == self.width else { return 0 }
-        // The newest slot and the `slots - gap` before it are in the window ending at `time`'s
-        // slot: the `gap` oldest fall out of the total.
-        let gap = max(0, Self.slot(time, width) - self.newestSlot)
-        guard gap < Int64(Self.slots) else { return 0 }
-        var total = Int(self.total)
-        var place = Self.place(self.newestSlot + 1)
-        for _ in 0..<Int(gap) {
-            total -= Int(self.counts[place])
-            place = place == Self.slots - 1 ? 0 : place + 1
-        }
-        return total
-    }
-
-    /// Counts a delivery at `time`. A window of another width starts over.
-    mutating func record(at time: Int64, windowMilliseconds: Int64) {
-        let width = Self.width(ofWindow: windowMilliseconds)
-        let slot = Self.slot(time, width)
-        if width != self.width {
-            self.counts = InlineArray(repeating: 0)
-            self.total = 0
-            self.width = width
-            self.newestSlot = slot
-        } else if slot > self.newestSlot {
-            let cleared = min(slot - self.newestSlot, Int64(Self.slots))
-            for step in 0..<cleared {
-                let place = Self.place(slot - step)
-                self.total -= UInt32(self.counts[place])
-                self.counts[place] = 0
-            }
-            self.newestSlot = slot
-        }
-        let place = Self.place(max(slot, self.newestSlot - Int64(Self.slots) + 1))
-        if self.counts[place] < UInt16.max {
-            self.counts[place] += 1
-            self.total += 1
-        }
-    }
-
-    static func slot(_ time: Int64, _ width: Int64) -> Int64 {
-        let quotient = time / width
-        return time % width < 0 ? quotient - 1 : quotient
-    }
-
-    static func place(_ slot: Int64) -> Int {
-        let remainder = Int(slot % Int64(Self.slots))
-        return remainder < 0 ? remainder + Self.slots : remainder
-    }
-}
-
-/// Where a user's rate windows for one app are (``PartitionState/findRateWindows(user:appHash:)``):
-/// found once per notification, for counting and then for noting the delivery.
-struct RateWindowPlaces {
-    /// The user's own window, or ``StateIndex/none``.
-    var user = StateIndex.none
-    /// The app's window, or ``StateIndex/none``.
-    var app = StateIndex.none
-    /// The user's last window, to append after.
-    var last = StateIndex.none
-    /// The other app window whose newest slot is oldest, to take over past the bound.
-    var stalest = StateIndex.none
-    /// How many windows of other apps the user has.
-    var otherApps = 0
-}
-
-/// A before-image of what is not kept in slots (``UndoableArray`` keeps those): a user's Focus
-/// timer and status as they were at the commit (or at their first change since).
-enum StateUndo {
-    case transition(UInt32, TransitionSlot?)
-    case status(UInt32, StatusSlot?)
-}
-
 /// A changelog key changed since the commit. An entry's change remembers where the entry was;
 /// the key is what counts (the slot may have been freed or reused since).
 enum StateChange: Hashable {
@@ -361,10 +216,8 @@ enum StateChange: Hashable {
     /// `at`: the app's slot when the change was made, checked before use (``PartitionState/app(user:ordinal:at:)``).
     case appName(user: UInt32, ordinal: UInt32, at: UInt32)
     case appCounts(user: UInt32, ordinal: UInt32, at: UInt32)
-    case senders(user: UInt32)
-    case rateWindows(user: UInt32)
-    case transition(user: UInt32)
-    case status(user: UInt32)
+    /// The user's record of a per-user component (``UserRecordComponent``), by its kind letter.
+    case userRecord(kind: UInt8, user: UInt32)
     /// The user was left with nothing (``PartitionState/expire(userID:context:nowMilliseconds:before:)``):
     /// its user-wide records are written as tombstones, and the commit frees its number, if it
     /// still has nothing then.

@@ -1,4 +1,13 @@
-// MARK: - Transitions: the partition's timers
+// MARK: - Focus timers: when each user's Focus in force changes next (docs/focus-schedules.md)
+
+/// When a user's Focus in force changes next (Unix ms), watched by the partition's timers: kept
+/// only for users who have one, beside the user slots.
+struct TransitionSlot {
+    /// `Int64.max`: cleared since the commit (written as a tombstone, then dropped).
+    var at: Int64
+    /// Changed since the last write and listed in the changes once.
+    var isDirty: Bool
+}
 
 /// When a user's Focus in force changes next, as the partition's timer queue holds it.
 struct TransitionTimer {
@@ -190,28 +199,138 @@ extension TransitionTimer {
     }
 }
 
+/// The partition's Focus timers: a user's next transition or summary time, kept only for users
+/// who have one, and the queue that fires them in order. Its changelog record is the user's `T`
+/// (the instant; a tombstone once cleared). The queue is built again on restore.
+struct FocusTimers: UserRecordComponent {
+    static let recordKind = UInt8(ascii: "T")
+    static let name = "timers"
+
+    /// By user number; `at == Int64.max`: cleared since the commit (its tombstone not yet written).
+    private(set) var slots: [UInt32: TransitionSlot] = [:]
+    private(set) var queue = TransitionQueue()
+    /// Each change's before-image since the commit, in order.
+    private var undo: [(user: UInt32, slot: TransitionSlot?)] = []
+    /// Users whose record was marked since the commit.
+    private var marked: [UInt32] = []
+
+    /// Sets the user's timer to `instant` or clears it (`nil`). Returns whether the user's record
+    /// was marked by it (the caller lists the change).
+    mutating func watch(user: UInt32, at instant: Int64?) -> Bool {
+        // Nothing to clear while no user has a timer: the record loop's common case, no lookup.
+        guard instant != nil || self.queue.count > 0 else { return false }
+        let at = instant ?? .max
+        let slot = self.slots[user]
+        guard (slot?.at ?? .max) != at else { return false }
+        self.undo.append((user, slot))
+        self.slots[user] = TransitionSlot(at: at, isDirty: true)
+        self.queue.set(user, at: instant)
+        guard slot?.isDirty != true else { return false }
+        self.marked.append(user)
+        return true
+    }
+
+    /// A written (or committed) change: no longer marked; a cleared timer is dropped.
+    private mutating func settle(user: UInt32) {
+        guard let slot = self.slots[user] else { return }
+        if slot.at == .max {
+            self.slots[user] = nil
+        } else {
+            self.slots[user]?.isDirty = false
+        }
+    }
+
+    // MARK: The component
+
+    mutating func writeRecord<E: Error>(
+        user: UInt32, userID: String, key: inout [UInt8], value: inout [UInt8],
+        _ write: (_ key: [UInt8], _ value: [UInt8]?) throws(E) -> Void
+    ) throws(E) {
+        guard let slot = self.slots[user], slot.isDirty else { return }
+        self.settle(user: user)
+        Self.appendKey(kind: Self.recordKind, userID: userID, to: &key)
+        guard slot.at != .max else { return try write(key, nil) }
+        PartitionState.writeVarint(UInt64(bitPattern: slot.at), to: &value)
+        try write(key, value)
+    }
+
+    mutating func restore(user: UInt32, kind: UInt8, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
+        guard let value else {
+            self.slots[user] = nil
+            return
+        }
+        var reader = PartitionState.Reader(bytes: value)
+        self.slots[user] = TransitionSlot(at: Int64(bitPattern: try reader.varint()), isDirty: false)
+    }
+
+    /// Builds the queue from the timers restored.
+    mutating func finishRestore() {
+        self.queue.removeAll()
+        for (user, slot) in self.slots {
+            guard slot.at != .max else {
+                self.slots[user] = nil
+                continue
+            }
+            self.queue.set(user, at: slot.at)
+        }
+        self.commit()
+    }
+
+    mutating func commit() {
+        for user in self.marked { self.settle(user: user) }
+        self.marked.removeAll(keepingCapacity: true)
+        self.undo.removeAll(keepingCapacity: true)
+        self.queue.commit()
+    }
+
+    mutating func rollBack() {
+        for (user, slot) in self.undo.reversed() { self.slots[user] = slot }
+        self.queue.rollBack()
+        self.undo.removeAll(keepingCapacity: true)
+        self.marked.removeAll(keepingCapacity: true)
+    }
+
+    mutating func forget(user: UInt32) {
+        self.slots[user] = nil
+        self.queue.set(user, at: nil)
+    }
+
+    /// A pending transition keeps the user.
+    func keeps(user: UInt32) -> Bool {
+        (self.slots[user]?.at ?? .max) != .max
+    }
+
+    var markedUsers: [UInt32] {
+        self.slots.filter(\.value.isDirty).map(\.key)
+    }
+
+    var violations: [String] {
+        var found = self.queue.violations()
+        for timer in self.queue.timers where self.slots[timer.user]?.at != timer.at {
+            found.append("user \(timer.user)'s timer at \(timer.at) is not its slot's")
+        }
+        for (user, slot) in self.slots where slot.at != .max && self.queue.instant(of: user) != slot.at {
+            found.append("user \(user)'s timer at \(slot.at) is not in the queue")
+        }
+        return found
+    }
+}
+
 extension PartitionState {
     /// Users with a transition watched: the partition's pending timers.
-    public var pendingTransitions: Int { self.transitionQueue.count }
+    public var pendingTransitions: Int { self.userRecords.timers.queue.count }
 
     /// The earliest pending transition (Unix ms), if any.
-    public mutating func nextTransitionAt() -> Int64? {
-        self.transitionQueue.first?.at
+    public func nextTransitionAt() -> Int64? {
+        self.userRecords.timers.queue.first?.at
     }
 
     /// Watches the user's next Focus transition at `instant` (`nil`: none), as part of the state:
     /// committed with the outputs, restored with the partition, rolled back with an abort.
     mutating func watchTransition(user: UInt32, at instant: Int64?) {
-        // Nothing to clear while no user has a timer: the record loop's common case, no lookup.
-        guard instant != nil || self.transitionQueue.count > 0 else { return }
-        let at = instant ?? .max
-        let slot = self.transitionSlots[user]
-        let current = slot?.at ?? .max
-        guard current != at else { return }
-        if Int(user) < self.users.committedCount { self.undo.append(.transition(user, slot)) }
-        self.transitionSlots[user] = TransitionSlot(at: at, isDirty: true)
-        if slot?.isDirty != true { self.changes.append(.transition(user: user)) }
-        self.transitionQueue.set(user, at: instant)
+        if self.userRecords.timers.watch(user: user, at: instant) {
+            self.changes.append(.userRecord(kind: FocusTimers.recordKind, user: user))
+        }
     }
 
     /// ``watchTransition(user:at:)`` by user id; does nothing for a user the partition does not hold.
@@ -221,49 +340,14 @@ extension PartitionState {
     }
 
     /// The users whose transition is due at `now`, earliest first, at most `limit`, each with
-    /// the instant it was due; their timers are cleared (``recompute(userID:context:nowMilliseconds:)``
+    /// the instant it was due; their timers are cleared (``recompute(userID:context:nowMilliseconds:timerAt:)``
     /// watches the next one).
     public mutating func dueTransitions(atMilliseconds now: Int64, limit: Int) -> [(userID: String, at: Int64)] {
         var due: [(userID: String, at: Int64)] = []
-        while due.count < limit, let first = self.nextTransitionAt(), first <= now {
-            let timer = self.transitionQueue.first!
+        while due.count < limit, let timer = self.userRecords.timers.queue.first, timer.at <= now {
             due.append((self.userIDByNumber[Int(timer.user)], timer.at))
             self.watchTransition(user: timer.user, at: nil)
         }
         return due
-    }
-
-    /// A written (or committed) timer change: no longer dirty; a cleared one is dropped.
-    mutating func settleTransition(user: UInt32) {
-        guard let slot = self.transitionSlots[user] else { return }
-        if slot.at == .max {
-            self.transitionSlots[user] = nil
-        } else {
-            self.transitionSlots[user]?.isDirty = false
-        }
-    }
-
-    /// Builds the timer queue from the timers restored.
-    mutating func rebuildTransitionQueue() {
-        self.transitionQueue.removeAll()
-        for (user, slot) in self.transitionSlots {
-            guard Int(user) < self.users.count, slot.at != .max else {
-                if Int(user) >= self.users.count || !slot.isDirty { self.transitionSlots[user] = nil }
-                continue
-            }
-            self.transitionQueue.set(user, at: slot.at)
-        }
-        self.transitionQueue.commit()
-    }
-
-    // MARK: Changelog
-
-    mutating func restoreTransition(user: UInt32, value: UnsafeRawBufferPointer?) throws(StateFormatError) {
-        guard let value else {
-            self.transitionSlots[user] = nil
-            return
-        }
-        var reader = Reader(bytes: value)
-        self.transitionSlots[user] = TransitionSlot(at: Int64(bitPattern: try reader.varint()), isDirty: false)
     }
 }
